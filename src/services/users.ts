@@ -1,0 +1,56 @@
+import { ShardqlError } from '../core/errors.ts';
+import type { ObjectStore, ObjectData, StoredObject } from '../storage/objectStore.ts';
+import { pendingClaimToken, type LookupNamespace, type ModShardStore } from '../storage/modShardStore.ts';
+import type { OpContext } from '../storage/sqlStats.ts';
+import { randomOpenShard } from './placement.ts';
+import type { Topology } from '../core/topology.ts';
+
+export interface NewUser {
+  readonly username: string;
+  readonly email?: string | undefined;
+  readonly data?: ObjectData;
+}
+
+export interface UserDeps {
+  readonly objects: ObjectStore;
+  readonly lookups: ModShardStore;
+  readonly topology: () => Topology;
+  readonly random?: () => number;
+}
+
+const TAKEN: Record<LookupNamespace, 'USERNAME_TAKEN' | 'EMAIL_TAKEN'> = { username: 'USERNAME_TAKEN', email: 'EMAIL_TAKEN' };
+
+/**
+ * Creates a user whose username (and email) are unique, through the mod shard:
+ *   1. claim each key with a pending token (only one claimant can win a key);
+ *   2. create the user row on a random open shard;
+ *   3. confirm each claim with the new ID.
+ * A failure at any step soft-deletes the row (if made) and releases what was claimed, so nothing half-created remains; a crash leaves
+ * only pending claims, which lookups ignore and a later claimant takes over once stale.
+ */
+export async function createUser(deps: UserDeps, input: NewUser, ctx: OpContext = {}): Promise<StoredObject> {
+  const token = pendingClaimToken();
+  const keys: [LookupNamespace, string][] = [['username', input.username]];
+  if (input.email !== undefined) keys.push(['email', input.email]);
+  const claimed: [LookupNamespace, string][] = [];
+  const releaseAll = async (): Promise<void> => {
+    await Promise.allSettled(claimed.map(([ns, key]) => deps.lookups.release(ns, key, token, ctx)));
+  };
+  let user: StoredObject | undefined;
+  try {
+    for (const [ns, key] of keys) {
+      if (!(await deps.lookups.claim(ns, key, token, ctx))) {
+        throw new ShardqlError(TAKEN[ns], `The ${ns} ${JSON.stringify(key)} is taken; choose another`, { field: ns });
+      }
+      claimed.push([ns, key]);
+    }
+    const shard = randomOpenShard(deps.topology(), deps.random);
+    user = await deps.objects.create('user', shard, { ...input.data, username: input.username, ...(input.email !== undefined ? { email: input.email } : {}) }, ctx);
+    for (const [ns, key] of keys) await deps.lookups.confirm(ns, key, token, user.id, ctx);
+    return user;
+  } catch (err) {
+    if (user) await deps.objects.softDelete(user.id, ctx).catch(() => undefined);
+    await releaseAll();
+    throw err;
+  }
+}

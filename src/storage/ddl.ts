@@ -1,0 +1,76 @@
+import { MAPPINGS, MAPPING_TABLES } from '../core/mappings.ts';
+import { OBJECT_TABLES } from '../core/objectTypes.ts';
+import { modShardDatabase, shardDatabase } from '../core/topology.ts';
+
+/**
+ * The tables of every shard database. Pure: builds SQL text from constants and checked numbers only.
+ *
+ * Object rows keep their fields in a JSON blob (new fields need no ALTER; defaults apply on read).
+ * Times are epoch milliseconds in BIGINT, so no session time zone can shift them.
+ */
+export function objectTableDdl(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${table} (
+  local_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  data JSON NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+) ENGINE=InnoDB`;
+}
+
+/**
+ * A mapping table: one direction of a relation. The primary key makes adding an edge idempotent;
+ * `by_sequence` serves keyset pages in time order, `by_position` the owner's order where there is one.
+ */
+export function mappingTableDdl(table: string, ordered: boolean): string {
+  return `CREATE TABLE IF NOT EXISTS ${table} (
+  from_id BIGINT UNSIGNED NOT NULL,
+  to_id BIGINT UNSIGNED NOT NULL,
+  sequence BIGINT NOT NULL,
+  position BIGINT NULL,
+  PRIMARY KEY (from_id, to_id),
+  KEY by_sequence (from_id, sequence, to_id)${ordered ? ',\n  KEY by_position (from_id, position, to_id)' : ''}
+) ENGINE=InnoDB`;
+}
+
+/** Counts kept beside the rows they count, changed in the same local transaction. */
+export const COUNTS_DDL = `CREATE TABLE IF NOT EXISTS counts (
+  id BIGINT UNSIGNED NOT NULL,
+  kind VARCHAR(64) NOT NULL,
+  n BIGINT NOT NULL,
+  PRIMARY KEY (id, kind)
+) ENGINE=InnoDB`;
+
+/** Mod-shard lookups: a non-ID key (username, email) → an object ID; the primary key makes it unique. */
+export const LOOKUPS_DDL = `CREATE TABLE IF NOT EXISTS lookups (
+  namespace VARCHAR(32) NOT NULL,
+  lookup_key VARCHAR(255) NOT NULL,
+  id BIGINT UNSIGNED NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (namespace, lookup_key)
+) ENGINE=InnoDB`;
+
+/** Every table a shard database holds, by name. */
+export function shardTables(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const table of Object.values(OBJECT_TABLES)) out.set(table, objectTableDdl(table));
+  for (const table of MAPPING_TABLES) out.set(table, mappingTableDdl(table, 'ordered' in MAPPINGS[table]));
+  out.set('counts', COUNTS_DDL);
+  return out;
+}
+
+export function modShardTables(): Map<string, string> {
+  return new Map([['lookups', LOOKUPS_DDL]]);
+}
+
+export interface DatabasePlan {
+  readonly database: string;
+  readonly tables: Map<string, string>;
+}
+
+export function shardDatabasePlan(shard: number): DatabasePlan {
+  return { database: shardDatabase(shard), tables: shardTables() };
+}
+
+export function modShardDatabasePlan(modShard: number): DatabasePlan {
+  return { database: modShardDatabase(modShard), tables: modShardTables() };
+}

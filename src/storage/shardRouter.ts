@@ -1,0 +1,205 @@
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection, RowDataPacket, ResultSetHeader } from 'mysql2/promise';
+import { ShardqlError } from '../core/errors.ts';
+import { shardOf } from '../core/ids.ts';
+import type { Endpoint, Topology } from '../core/topology.ts';
+import type { OpContext } from './sqlStats.ts';
+
+export interface MysqlCredentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+export interface ShardRouterOptions {
+  /** The topology in force; called on every routing decision so a swapped map applies at once. */
+  readonly topology: () => Topology;
+  readonly credentials: MysqlCredentials;
+  /** Connections per host pool. Default 10. */
+  readonly poolSize?: number;
+  /** Client-side timeout of one SQL statement, ms. Default 5000. */
+  readonly queryTimeoutMs?: number;
+  /** Connect timeout, ms. Default 2000. */
+  readonly connectTimeoutMs?: number;
+}
+
+export type SqlValue = string | number | bigint | null | Buffer;
+export type Row = RowDataPacket;
+
+/** One open transaction on one host; every statement is a round trip and is counted. */
+export interface Tx {
+  query(sql: string, values?: readonly SqlValue[]): Promise<Row[]>;
+  execute(sql: string, values?: readonly SqlValue[]): Promise<ResultSetHeader>;
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT', 'ER_QUERY_INTERRUPTED',
+]);
+
+/**
+ * Turns a driver error into one a client may see. Connection-level failures become a retryable
+ * SHARD_UNAVAILABLE naming the shards, not the host; a read-only server (a demoted primary) too.
+ * Anything else is a bug or bad SQL: rethrown as is, and masked at the edge.
+ */
+function translate(err: unknown, shards: readonly number[]): unknown {
+  const code = (err as { code?: unknown }).code;
+  const errno = (err as { errno?: unknown }).errno;
+  const isTimeout = err instanceof Error && /timeout/i.test(err.message) && (err as { fatal?: boolean }).fatal !== false;
+  if ((typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || isTimeout) {
+    return new ShardqlError('SHARD_UNAVAILABLE', `Shard ${shards.length === 1 ? shards[0] : shards.join(', ')} is unavailable; retry later`, { shards: [...shards] }, { cause: err });
+  }
+  if (errno === 1290 || errno === 1836) {
+    // ER_OPTION_PREVENTS_STATEMENT / ER_READ_ONLY_MODE: the server is read-only (a replica or a demoted primary).
+    return new ShardqlError('SHARD_UNAVAILABLE', `Shard ${shards.join(', ')} is read-only right now; retry later`, { shards: [...shards], readOnly: true }, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Resolves shards to hosts through the topology in force and runs SQL on the host's primary.
+ * One mysql2 pool per primary endpoint, made on first use and kept across topology versions.
+ */
+export class ShardRouter {
+  readonly #opts: ShardRouterOptions;
+  readonly #pools = new Map<string, Pool>();
+
+  constructor(opts: ShardRouterOptions) {
+    this.#opts = opts;
+  }
+
+  get topology(): Topology {
+    return this.#opts.topology();
+  }
+
+  /** The host holding a shard, for reading. */
+  hostOfShard(shard: number): string {
+    const host = this.topology.hostOfShard(shard);
+    if (host === undefined) {
+      throw new ShardqlError('INVALID_ID', `Expected an ID on a shard of this deployment, got shard ${shard}`, { reason: 'unknown_shard' });
+    }
+    return host;
+  }
+
+  /** The host holding a shard, for writing: refuses while the shard is paused for a move. */
+  writableHostOfShard(shard: number): string {
+    if (this.topology.isPaused(shard)) {
+      throw new ShardqlError('WRITES_PAUSED', `Writes to shard ${shard} are paused for maintenance; retry shortly`, { shards: [shard] });
+    }
+    return this.hostOfShard(shard);
+  }
+
+  hostOfId(id: bigint): string {
+    return this.hostOfShard(shardOf(id));
+  }
+
+  hostOfModShard(modShard: number): string {
+    const host = this.topology.hostOfModShard(modShard);
+    if (host === undefined) throw new ShardqlError('INVALID_TOPOLOGY', `Mod shard ${modShard} has no host`);
+    return host;
+  }
+
+  /** Groups items by the host of their shard: the unit of one round trip. */
+  groupByHost<T>(items: Iterable<T>, shardOfItem: (item: T) => number): Map<string, T[]> {
+    const out = new Map<string, T[]>();
+    for (const item of items) {
+      const host = this.hostOfShard(shardOfItem(item));
+      const list = out.get(host);
+      if (list) list.push(item);
+      else out.set(host, [item]);
+    }
+    return out;
+  }
+
+  #pool(host: string): Pool {
+    const endpoint: Endpoint = this.topology.hostSpec(host).primary;
+    const key = `${endpoint.host}:${endpoint.port}`;
+    let pool = this.#pools.get(key);
+    if (!pool) {
+      pool = mysql.createPool({
+        host: endpoint.host,
+        port: endpoint.port,
+        user: this.#opts.credentials.user,
+        password: this.#opts.credentials.password,
+        connectionLimit: this.#opts.poolSize ?? 10,
+        connectTimeout: this.#opts.connectTimeoutMs ?? 2000,
+        supportBigNumbers: true,
+        bigNumberStrings: true,
+        jsonStrings: true,
+        multipleStatements: false,
+        charset: 'utf8mb4_bin',
+        enableKeepAlive: true,
+      });
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** One statement on a host: exactly one round trip, recorded in `ctx.stats`. */
+  async query(host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
+    try {
+      const [rows] = await this.#pool(host).query<Row[]>({ sql, values: values as unknown[], timeout: this.#opts.queryTimeoutMs ?? 5000 });
+      ctx.stats?.record(host, shards, rows.length);
+      return rows;
+    } catch (err) {
+      ctx.stats?.record(host, shards, 0);
+      throw translate(err, shards);
+    }
+  }
+
+  /**
+   * Runs `fn` in one local transaction on the host of `shard` (writes refused while it is paused).
+   * Commits if `fn` resolves, rolls back if it throws.
+   */
+  async transaction<T>(shard: number, fn: (tx: Tx) => Promise<T>, ctx: OpContext = {}): Promise<T> {
+    const host = this.writableHostOfShard(shard);
+    return this.transactionOnHost(host, [shard], fn, ctx);
+  }
+
+  async transactionOnHost<T>(host: string, shards: readonly number[], fn: (tx: Tx) => Promise<T>, ctx: OpContext = {}): Promise<T> {
+    let conn: PoolConnection;
+    try {
+      conn = await this.#pool(host).getConnection();
+    } catch (err) {
+      throw translate(err, shards);
+    }
+    const timeout = this.#opts.queryTimeoutMs ?? 5000;
+    const run = async (sql: string, values: readonly SqlValue[] = []): Promise<unknown> => {
+      try {
+        const [result] = await conn.query({ sql, values: values as unknown[], timeout });
+        ctx.stats?.record(host, shards, Array.isArray(result) ? result.length : 0);
+        return result;
+      } catch (err) {
+        ctx.stats?.record(host, shards, 0);
+        throw translate(err, shards);
+      }
+    };
+    const tx: Tx = {
+      query: async (sql, values) => (await run(sql, values)) as Row[],
+      execute: async (sql, values) => (await run(sql, values)) as ResultSetHeader,
+    };
+    let broken = false;
+    try {
+      await run('BEGIN');
+      const result = await fn(tx);
+      await run('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await conn.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection is gone; do not hand it to the next caller
+      }
+      throw err;
+    } finally {
+      if (broken) conn.destroy();
+      else conn.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.allSettled(pools.map((p) => p.end()));
+  }
+}
