@@ -1,0 +1,61 @@
+import { resolve } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
+import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
+import { createStorage, type Storage } from '../../src/storage/index.ts';
+import { dropAllShards, provision } from '../../src/storage/provision.ts';
+
+export interface TestEnv {
+  readonly stack: StackInfo;
+  readonly doc: TopologyDoc;
+  topology: Topology;
+  readonly storage: Storage;
+  readonly etcd: Etcd3;
+  close(): Promise<void>;
+}
+
+export function testStack(): StackInfo {
+  const dir = process.env.SHARDQL_STACK_DIR ?? resolve(import.meta.dirname, '../../.stack');
+  const info = readStackInfo(dir);
+  if (!info) throw new Error(`No local stack at ${dir}: run the integration tests through \`npm test\` (it starts the stack once)`);
+  return info;
+}
+
+export function stackHosts(stack: StackInfo): Record<string, HostSpec> {
+  return Object.fromEntries(stack.mysql.hosts.map((h) => [h.name, h.replica ? { primary: h.primary, replica: h.replica } : { primary: h.primary }]));
+}
+
+export interface TestEnvOptions {
+  /** Shards dealt evenly over the stack's hosts. Default 16. */
+  readonly shards?: number;
+  readonly modShards?: number;
+  readonly poolSize?: number;
+}
+
+/**
+ * A fresh sharded database on the shared local stack: every shard database of earlier tests is
+ * dropped, then the topology's shards are provisioned empty.
+ */
+export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
+  const stack = testStack();
+  const doc = evenLayout({ hosts: stackHosts(stack), shards: opts.shards ?? 16, modShards: opts.modShards ?? 8 });
+  const env: { topology: Topology } = { topology: parseTopology(doc) };
+  const storage = createStorage({
+    topology: () => env.topology,
+    credentials: { user: stack.mysql.user, password: stack.mysql.password },
+    ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
+  });
+  await dropAllShards(storage.router, env.topology);
+  await provision({ router: storage.router, topology: env.topology });
+  const etcd = new Etcd3({ hosts: [...stack.etcd.endpoints] });
+  return Object.assign(env, {
+    stack,
+    doc,
+    storage,
+    etcd,
+    async close() {
+      await storage.close();
+      etcd.close();
+    },
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * The test command (`npm test`): unit tests (no server), then the local stack brought up once for
+ * the whole run, then the integration tests one file at a time against it.
+ *
+ *   tsx test/run.ts              everything
+ *   tsx test/run.ts --unit       unit tests only (no server; the inner loop)
+ *   tsx test/run.ts --integration [name-filter…]
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
+
+const root = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const unitOnly = args.includes('--unit');
+const integrationOnly = args.includes('--integration');
+const filters = args.filter((a) => !a.startsWith('--'));
+
+function testFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...testFiles(path));
+    else if (name.endsWith('.test.ts')) out.push(path);
+  }
+  return out.sort();
+}
+
+const selected = (files: string[]): string[] => (filters.length === 0 ? files : files.filter((f) => filters.some((x) => f.includes(x))));
+const unit = integrationOnly ? [] : selected(testFiles(join(root, 'test/unit')));
+const integration = unitOnly ? [] : selected(testFiles(join(root, 'test/integration')));
+
+const stackDir = process.env.SHARDQL_STACK_DIR ?? join(root, '.stack');
+let startedHere = false;
+if (integration.length > 0) {
+  const before = await stackStatus(stackDir);
+  startedHere = !before.services.every((s) => s.running) || before.info === null;
+  const t0 = Date.now();
+  const info = await stackUp({ dir: stackDir, hosts: 2, replicas: true, log: (l) => console.log(`[stack] ${l}`) });
+  console.log(`[stack] up in ${Date.now() - t0} ms: ${info.mysql.hosts.length} MariaDB hosts with replicas, Redis, memcached, etcd`);
+}
+
+// One node:test run over every file: one summary at the end. Files run one at a time because the
+// integration tests share one stack.
+const files = [...unit, ...integration];
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir } },
+);
+
+if (startedHere && (process.env.CI === 'true' || process.env.SHARDQL_STACK_KEEP === '0')) await stackDown(stackDir);
+process.exit(result.status ?? 1);
