@@ -26,6 +26,11 @@ export interface PageRequest {
   /** Page size, already bounded by the caller. */
   readonly first: number;
   readonly after?: string | null;
+  /**
+   * Start after this raw keyset position instead of a cursor: for merges across lists (the home
+   * feed), whose own cursor is not any one list's.
+   */
+  readonly startAfter?: { readonly key: bigint; readonly id: bigint };
   /** `time`: newest first by sequence (default). `owner`: the owner's order (ordered lists only). */
   readonly order?: ListOrder;
   /** Time range on the sequence (ms): since inclusive, until exclusive. Time order only. */
@@ -143,8 +148,8 @@ export class MappingStore {
           const v: SqlValue[] = [i, req.from];
           if (!owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
           if (!owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
-          if (req.after != null) {
-            const c = decodeCursor(req.after, listTag(req));
+          const c = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
+          if (c !== undefined) {
             where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
             v.push(c.key, c.key, c.id);
           }

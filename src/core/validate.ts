@@ -1,0 +1,78 @@
+import { ShardqlError, describeValue } from './errors.ts';
+
+/** Input rules, one place. Each failure is INVALID_ARGUMENT naming the argument, the rule and the value. */
+export const LIMITS = {
+  usernameMin: 3,
+  usernameMax: 30,
+  emailMax: 254,
+  displayNameMax: 100,
+  aboutMax: 500,
+  boardNameMax: 100,
+  descriptionMax: 2000,
+  titleMax: 200,
+  urlMax: 2048,
+  commentMax: 1000,
+  /** Largest page a client may ask for. */
+  pageMax: 100,
+} as const;
+
+function invalid(argument: string, expected: string, value: unknown): ShardqlError {
+  return new ShardqlError('INVALID_ARGUMENT', `Expected ${argument} to be ${expected}, got ${describeValue(value)}`, { argument });
+}
+
+export function checkUsername(value: string, argument = 'username'): string {
+  if (!new RegExp(`^[A-Za-z0-9_]{${LIMITS.usernameMin},${LIMITS.usernameMax}}$`).test(value)) {
+    throw invalid(argument, `${LIMITS.usernameMin}–${LIMITS.usernameMax} letters, digits or underscores`, value);
+  }
+  return value;
+}
+
+export function checkEmail(value: string, argument = 'email'): string {
+  if (value.length > LIMITS.emailMax || !/^[^\s@<>()[\]\\,;:"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(value)) {
+    throw invalid(argument, 'an email address', value);
+  }
+  return value;
+}
+
+/** Free text: trimmed, bounded, no control characters other than newline and tab. */
+export function checkText(value: string, argument: string, max: number, opts: { required?: boolean } = {}): string {
+  const text = value.trim();
+  if (opts.required && text.length === 0) throw invalid(argument, 'non-empty text', value);
+  if ([...text].length > max) throw invalid(argument, `at most ${max} characters`, value);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) throw invalid(argument, 'text without control characters', value);
+  return text;
+}
+
+/** An absolute http(s) URL with a host; nothing else (no javascript:, data:, file:). */
+export function checkUrl(value: string, argument: string): string {
+  if (value.length > LIMITS.urlMax) throw invalid(argument, `a URL of at most ${LIMITS.urlMax} characters`, value);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(argument, 'an absolute http or https URL', value);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || url.username !== '' || url.password !== '') {
+    throw invalid(argument, 'an absolute http or https URL without credentials', value);
+  }
+  return url.toString();
+}
+
+/** `first`: 1..pageMax. */
+export function checkPageSize(first: number | null | undefined, fallback = 20): number {
+  const n = first ?? fallback;
+  if (!Number.isInteger(n) || n < 1 || n > LIMITS.pageMax) throw invalid('first', `an integer from 1 to ${LIMITS.pageMax}`, first);
+  return n;
+}
+
+/** ISO 8601 date-time → epoch ms. */
+export function checkTime(value: string | null | undefined, argument: string): number | null {
+  if (value === null || value === undefined) return null;
+  if (value.length > 40 || !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value)) {
+    throw invalid(argument, 'an ISO 8601 date-time such as 2026-01-31T12:00:00Z', value);
+  }
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalid(argument, 'a real date-time', value);
+  return ms;
+}

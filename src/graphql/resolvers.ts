@@ -1,0 +1,194 @@
+import { ShardqlError } from '../core/errors.ts';
+import { formatId, parseId } from '../core/ids.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import { checkPageSize, checkUsername } from '../core/validate.ts';
+import { homeFeed } from '../loaders/feed.ts';
+import type { StoredObject } from '../storage/objectStore.ts';
+import { listConnection, type ConnectionArgs } from './connections.ts';
+import type { GatewayContext } from './context.ts';
+
+type Args = Record<string, unknown>;
+type Resolver = (parent: StoredObject, args: Args, ctx: GatewayContext) => unknown;
+
+const GRAPHQL_TYPE: Record<ObjectType, string> = { user: 'User', board: 'Board', pin: 'Pin', comment: 'Comment' };
+
+/** An ID argument: parsed, of the expected type, on a shard this deployment has. */
+function id(ctx: GatewayContext, value: unknown, expect?: ObjectType): bigint {
+  return parseId(value, { ...(expect ? { expect } : {}), shardExists: (s) => ctx.topology.shardExists(s) });
+}
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function ref(o: StoredObject, field: string): bigint | null {
+  const v = o.data[field];
+  return typeof v === 'string' && /^[0-9]{1,20}$/.test(v) ? BigInt(v) : null;
+}
+
+async function load(ctx: GatewayContext, objectId: bigint | null, type: ObjectType): Promise<StoredObject | null> {
+  if (objectId === null) return null;
+  const o = await ctx.loaders.objects.load(objectId);
+  return o && o.type === type ? o : null;
+}
+
+const count = (kind: Parameters<GatewayContext['loaders']['counts']['load']>[0]['kind']): Resolver =>
+  (o, _args, ctx) => ctx.loaders.counts.load({ id: o.id, kind });
+
+const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
+
+const common = {
+  id: (o: StoredObject) => formatId(o.id),
+  createdAt: iso,
+};
+
+function viewerRequired(ctx: GatewayContext): bigint {
+  if (ctx.viewerId === undefined) throw new ShardqlError('UNAUTHENTICATED', 'This field needs a viewer: send Authorization: Bearer <token>');
+  return ctx.viewerId;
+}
+
+function input(args: Args): Record<string, string | null | undefined> {
+  return (args.input ?? {}) as Record<string, string | null | undefined>;
+}
+
+const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
+
+/**
+ * Thin resolvers: arguments in, loaders or writes out. No SQL and no cache keys here; every
+ * object field reads the JSON blob of the object its parent already loaded.
+ */
+export const resolvers = {
+  Query: {
+    viewer: (_: unknown, _args: Args, ctx: GatewayContext) => (ctx.viewerId === undefined ? null : load(ctx, ctx.viewerId, 'user')),
+    node: async (_: unknown, args: Args, ctx: GatewayContext) => ctx.loaders.objects.load(id(ctx, args.id)),
+    user: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const hasId = args.id !== undefined && args.id !== null;
+      const hasName = args.username !== undefined && args.username !== null;
+      if (hasId === hasName) throw new ShardqlError('INVALID_ARGUMENT', 'Expected exactly one of id or username');
+      if (hasId) return load(ctx, id(ctx, args.id, 'user'), 'user');
+      const userId = await ctx.loaders.usernames.load(checkUsername(String(args.username)).toLowerCase());
+      return load(ctx, userId, 'user');
+    },
+    board: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'board'), 'board'),
+    pin: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'pin'), 'pin'),
+    homeFeed: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const page = await homeFeed(ctx.loaders, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
+      return { edges: page.edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+    },
+  },
+
+  Mutation: {
+    createUser: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const i = input(args);
+      const user = await ctx.writes.createUser({ username: String(i.username), email: i.email ?? null, displayName: i.displayName ?? null, about: i.about ?? null }, ctx.op);
+      return { user, token: await ctx.mintToken(user.id) };
+    },
+    updateViewer: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updateViewer(ctx.viewerId, input(args), ctx.op),
+    deleteViewer: async (_: unknown, _args: Args, ctx: GatewayContext) => {
+      const me = viewerRequired(ctx);
+      return deleted(me)(await ctx.writes.deleteViewer(me, ctx.op));
+    },
+    createBoard: (_: unknown, args: Args, ctx: GatewayContext) => {
+      const i = input(args);
+      return ctx.writes.createBoard(ctx.viewerId, { name: String(i.name), description: i.description ?? null }, ctx.op);
+    },
+    updateBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updateBoard(ctx.viewerId, id(ctx, args.id, 'board'), input(args), ctx.op),
+    deleteBoard: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const boardId = id(ctx, args.id, 'board');
+      return deleted(boardId)(await ctx.writes.deleteBoard(ctx.viewerId, boardId, ctx.op));
+    },
+    createPin: (_: unknown, args: Args, ctx: GatewayContext) => {
+      const i = input(args);
+      return ctx.writes.createPin(ctx.viewerId, id(ctx, i.boardId, 'board'), i, ctx.op);
+    },
+    updatePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updatePin(ctx.viewerId, id(ctx, args.id, 'pin'), input(args), ctx.op),
+    deletePin: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const pinId = id(ctx, args.id, 'pin');
+      return deleted(pinId)(await ctx.writes.deletePin(ctx.viewerId, pinId, ctx.op));
+    },
+    repin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.repin(ctx.viewerId, id(ctx, args.pinId, 'pin'), id(ctx, args.boardId, 'board'), ctx.op),
+    movePin: (_: unknown, args: Args, ctx: GatewayContext) =>
+      ctx.writes.movePin(ctx.viewerId, id(ctx, args.boardId, 'board'), id(ctx, args.pinId, 'pin'), args.afterPinId == null ? null : id(ctx, args.afterPinId, 'pin'), ctx.op),
+    createComment: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.createComment(ctx.viewerId, id(ctx, args.pinId, 'pin'), String(args.text), ctx.op),
+    deleteComment: async (_: unknown, args: Args, ctx: GatewayContext) => {
+      const commentId = id(ctx, args.id, 'comment');
+      return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op));
+    },
+    likePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op),
+    unlikePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op),
+    followUser: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op),
+    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op),
+    followBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op),
+    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op),
+  },
+
+  Node: {
+    __resolveType: (o: StoredObject) => GRAPHQL_TYPE[o.type],
+  },
+
+  User: {
+    ...common,
+    username: (o: StoredObject) => str(o.data.username) ?? '',
+    displayName: (o: StoredObject) => str(o.data.displayName),
+    about: (o: StoredObject) => str(o.data.about),
+    boardCount: count('user_has_boards'),
+    pinCount: count('user_has_pins'),
+    likeCount: count('user_likes_pins'),
+    followerCount: count('user_followed_by_users'),
+    followingCount: count('user_follows_users'),
+    followedBoardCount: count('user_follows_boards'),
+    viewerFollows: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
+      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_follows_users', from: ctx.viewerId, to: o.id }),
+    boards: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_has_boards', o.id, 'board', a as ConnectionArgs),
+    pins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_has_pins', o.id, 'pin', a as ConnectionArgs),
+    likedPins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_likes_pins', o.id, 'pin', a as ConnectionArgs),
+    followers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_followed_by_users', o.id, 'user', a as ConnectionArgs),
+    following: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_users', o.id, 'user', a as ConnectionArgs),
+    followedBoards: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_boards', o.id, 'board', a as ConnectionArgs),
+  },
+
+  Board: {
+    ...common,
+    name: (o: StoredObject) => str(o.data.name) ?? '',
+    description: (o: StoredObject) => str(o.data.description),
+    owner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'owner_id'), 'user'),
+    pinCount: count('board_has_pins'),
+    followerCount: count('board_followed_by_users'),
+    viewerFollows: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
+      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_follows_boards', from: ctx.viewerId, to: o.id }),
+    pins: (o: StoredObject, a: Args, ctx: GatewayContext) => {
+      const owner = a.order === 'OWNER';
+      if (owner && (a.since != null || a.until != null)) {
+        throw new ShardqlError('INVALID_ARGUMENT', 'Expected since/until only with order NEWEST, got order OWNER', { argument: 'order' });
+      }
+      return listConnection(ctx.loaders, 'board_has_pins', o.id, 'pin', a as ConnectionArgs, owner ? 'owner' : 'time');
+    },
+    followers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'board_followed_by_users', o.id, 'user', a as ConnectionArgs),
+  },
+
+  Pin: {
+    ...common,
+    title: (o: StoredObject) => str(o.data.title),
+    description: (o: StoredObject) => str(o.data.description),
+    link: (o: StoredObject) => str(o.data.link),
+    imageUrl: (o: StoredObject) => str(o.data.imageUrl),
+    board: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'board_id'), 'board'),
+    pinner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'pinner_id'), 'user'),
+    via: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'via_pin_id'), 'pin'),
+    likeCount: count('pin_liked_by_users'),
+    repinCount: count('pin_repinned_as_pins'),
+    commentCount: count('pin_has_comments'),
+    viewerHasLiked: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
+      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_likes_pins', from: ctx.viewerId, to: o.id }),
+    likers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_liked_by_users', o.id, 'user', a as ConnectionArgs),
+    comments: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_has_comments', o.id, 'comment', a as ConnectionArgs),
+    repins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_repinned_as_pins', o.id, 'pin', a as ConnectionArgs),
+  },
+
+  Comment: {
+    ...common,
+    text: (o: StoredObject) => str(o.data.text) ?? '',
+    author: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'author_id'), 'user'),
+    pin: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'pin_id'), 'pin'),
+  },
+};

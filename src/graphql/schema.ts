@@ -1,0 +1,13 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** The SDL in schema/*.graphql: the source of truth for the API. */
+export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
+
+export function loadTypeDefs(dir: string = SCHEMA_DIR): string {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.graphql'))
+    .sort()
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n');
+}

@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HeaderMap, type ApolloServer } from '@apollo/server';
+import { ERROR_CATALOGUE, isShardqlError, ShardqlError, type ErrorCode } from '../core/errors.ts';
+import { graphiqlAsset, graphiqlPage, GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql.ts';
+import type { TrustedDocuments } from './trustedDocuments.ts';
+import type { Log } from '../log.ts';
+
+/** Largest request body accepted, bytes. */
+export const MAX_BODY_BYTES = 1_000_000;
+
+export interface HandlerOptions<TContext extends object> {
+  readonly apollo: ApolloServer<TContext>;
+  /** Builds the per-request context; throws ShardqlError (e.g. UNAUTHENTICATED) to refuse the request. */
+  readonly context: (req: IncomingMessage) => Promise<TContext>;
+  readonly trusted?: TrustedDocuments | undefined;
+  readonly graphiql?: { readonly defaultQuery: string; readonly defaultHeaders?: Record<string, string> } | undefined;
+  readonly ready: () => Promise<{ ok: boolean; details: Record<string, unknown> }>;
+  readonly log: Log;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** A request refused before GraphQL runs: a GraphQL-shaped error body with a stable code. */
+export function sendError(res: ServerResponse, code: ErrorCode, message: string, status = ERROR_CATALOGUE[code].status): void {
+  sendJson(res, status, { errors: [{ message, extensions: { code } }] });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > MAX_BODY_BYTES) throw new ShardqlError('INVALID_ARGUMENT', `Expected a request body of at most ${MAX_BODY_BYTES} bytes`, { status: 413 });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new ShardqlError('INVALID_ARGUMENT', `Expected a request body of at most ${MAX_BODY_BYTES} bytes`, { status: 413 });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The gateway's HTTP surface: /graphql (Apollo), /graphiql (served from local assets), /healthz,
+ * /readyz. Everything refused here is refused before any SQL runs.
+ */
+export function createHandler<TContext extends object>(opts: HandlerOptions<TContext>): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    try {
+      if (url.pathname === '/graphql') return await graphql(req, res, url);
+      if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+      if (url.pathname === '/readyz') {
+        const r = await opts.ready();
+        return sendJson(res, r.ok ? 200 : 503, { status: r.ok ? 'ready' : 'not ready', ...r.details });
+      }
+      if (opts.graphiql && req.method === 'GET' && (url.pathname === '/graphiql' || url.pathname === '/')) {
+        const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql });
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': GRAPHIQL_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
+        return void res.end(html);
+      }
+      if (opts.graphiql && req.method === 'GET' && url.pathname.startsWith('/graphiql/assets/')) {
+        const asset = graphiqlAsset(url.pathname.slice('/graphiql/assets/'.length));
+        if (asset) {
+          if (req.headers['if-none-match'] === asset.etag) return void res.writeHead(304).end();
+          res.writeHead(200, { 'content-type': asset.contentType, etag: asset.etag, 'cache-control': 'public, max-age=3600' });
+          return void res.end(asset.body);
+        }
+      }
+      return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (/graphql, /graphiql, /healthz, /readyz), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
+    } catch (err) {
+      if (res.headersSent) return void res.destroy();
+      if (isShardqlError(err)) {
+        const status = typeof err.details.status === 'number' ? err.details.status : ERROR_CATALOGUE[err.code].status;
+        return sendError(res, err.code, err.message, status);
+      }
+      opts.log('http_error', { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
+      return sendError(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', 500);
+    }
+  };
+
+  async function graphql(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const headers = new HeaderMap();
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    let body: unknown = undefined;
+    if (req.method === 'POST') {
+      const text = await readBody(req);
+      const type = headers.get('content-type') ?? '';
+      if (type.startsWith('application/json') || type.startsWith('application/graphql-response+json')) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          return sendError(res, 'INVALID_ARGUMENT', 'Expected a JSON request body', 400);
+        }
+      } else {
+        body = text;
+      }
+      if (Array.isArray(body)) return sendError(res, 'INVALID_ARGUMENT', 'Expected one operation per request: batching is off', 400);
+    }
+    if (opts.trusted) {
+      if (req.method !== 'POST' || typeof body !== 'object' || body === null) {
+        return sendError(res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs only trusted documents, sent by POST as JSON');
+      }
+      body = opts.trusted.resolve(body as Record<string, unknown>);
+    }
+    const context = await opts.context(req);
+    const response = await opts.apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+      context: async () => context,
+    });
+    const out: Record<string, string> = {};
+    for (const [k, v] of response.headers) out[k] = v;
+    res.writeHead(response.status ?? 200, out);
+    if (response.body.kind === 'complete') return void res.end(response.body.string);
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  }
+}

@@ -1,0 +1,59 @@
+import DataLoader from 'dataloader';
+import type { MappingTable } from '../core/mappings.ts';
+import type { Storage } from '../storage/index.ts';
+import { countKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
+import { isActive, type StoredObject } from '../storage/objectStore.ts';
+import type { OpContext } from '../storage/sqlStats.ts';
+
+/**
+ * Per-request loaders. Every key asked for at one level of a query is batched into one call of
+ * the store, which sends one round trip per host. Make a new set for every request: they cache
+ * what they load, and a cache shared across requests would serve other viewers' stale reads.
+ */
+export interface Loaders {
+  /** Active objects by ID; null when missing or soft-deleted. */
+  readonly objects: DataLoader<bigint, StoredObject | null>;
+  readonly pages: DataLoader<PageRequest, Page, string>;
+  readonly counts: DataLoader<{ id: bigint; kind: MappingTable }, number, string>;
+  /** Whether an edge exists (e.g. whether the viewer liked a pin). */
+  readonly edges: DataLoader<{ table: MappingTable; from: bigint; to: bigint }, boolean, string>;
+  readonly usernames: DataLoader<string, bigint | null>;
+}
+
+function pageKey(r: PageRequest): string {
+  return `${r.table}|${r.from}|${r.first}|${r.after ?? ''}|${r.startAfter ? `${r.startAfter.key}:${r.startAfter.id}` : ''}|${r.order ?? 'time'}|${r.since ?? ''}|${r.until ?? ''}`;
+}
+
+export function createLoaders(storage: Storage, ctx: OpContext): Loaders {
+  return {
+    objects: new DataLoader(async (ids) => {
+      const found = await storage.objects.getMany(ids, ctx);
+      return ids.map((id) => {
+        const o = found.get(id);
+        return o && isActive(o) ? o : null;
+      });
+    }, { cacheKeyFn: (id) => id, maxBatchSize: 5000 }),
+
+    pages: new DataLoader(async (reqs) => storage.mappings.pages(reqs, ctx), { cacheKeyFn: pageKey, maxBatchSize: 2000 }),
+
+    counts: new DataLoader(async (keys) => {
+      const found = await storage.mappings.counts(keys, ctx);
+      return keys.map((k) => found.get(countKey(k.id, k.kind)) ?? 0);
+    }, { cacheKeyFn: (k) => countKey(k.id, k.kind), maxBatchSize: 5000 }),
+
+    edges: new DataLoader(async (keys) => {
+      const byTable = new Map<MappingTable, { from: bigint; to: bigint }[]>();
+      for (const k of keys) byTable.set(k.table, [...(byTable.get(k.table) ?? []), k]);
+      const found = new Set<string>();
+      await Promise.all([...byTable.entries()].map(async ([table, pairs]) => {
+        for (const key of await storage.mappings.existing(table, pairs, ctx)) found.add(`${table}:${key}`);
+      }));
+      return keys.map((k) => found.has(`${k.table}:${k.from}:${k.to}`));
+    }, { cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` }),
+
+    usernames: new DataLoader(async (names) => {
+      const found = await storage.lookups.lookup('username', names, ctx);
+      return names.map((n) => found.get(n) ?? null);
+    }),
+  };
+}

@@ -1,0 +1,161 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
+import type { GatewayConfig } from './config.ts';
+import type { Topology } from './core/topology.ts';
+import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
+import { createApolloServer } from './graphql/apollo.ts';
+import type { GatewayContext } from './graphql/context.ts';
+import { createHandler } from './http/handler.ts';
+import { loadManifest } from './http/trustedDocuments.ts';
+import { createLoaders } from './loaders/loaders.ts';
+import { jsonLogger, type Log } from './log.ts';
+import { ProductWrites } from './services/writes.ts';
+import { createStorage } from './storage/index.ts';
+import { SqlStats } from './storage/sqlStats.ts';
+import { loadTopology } from './topology/etcdTopology.ts';
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  /** The topology in force right now. */
+  topology(): Topology;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every client. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface GatewayOptions {
+  readonly log?: Log | ((line: string) => void);
+  /** Host to listen on. Default 127.0.0.1. */
+  readonly host?: string;
+  readonly defaultQuery?: string;
+  /** A token GraphiQL opens with (development). */
+  readonly graphiqlToken?: string;
+}
+
+export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
+# The response's extensions.cost shows the SQL round trips, shards and hosts it touched.
+query Profile {
+  viewer {
+    username
+    followerCount
+    boards(first: 5) {
+      edges {
+        node {
+          name
+          pinCount
+          pins(first: 5) {
+            edges { node { id title likeCount likers(first: 3) { edges { node { username } } } } }
+          }
+        }
+      }
+    }
+  }
+}
+`;
+
+/**
+ * The composition root: reads nothing from the environment itself (config comes in), builds every
+ * client, and serves. Only this file and the CLI know how the pieces fit together.
+ */
+export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<RunningGateway> {
+  const log: Log = opts.log && opts.log.length <= 1 ? jsonLogger(opts.log as (line: string) => void) : ((opts.log as Log | undefined) ?? jsonLogger());
+  const development = config.env === 'development';
+
+  const etcd = new Etcd3({ hosts: [...config.etcdEndpoints] });
+  const loaded = await loadTopology(etcd, config.topologyKey);
+  let current = loaded.topology;
+  const topologyState = { revision: loaded.revision, loadedAt: Date.now() };
+  log('topology_loaded', { revision: loaded.revision, hosts: Object.keys(current.doc.hosts).length, openShards: current.openShardCount });
+
+  const storage = createStorage({ topology: () => current, credentials: config.mysql });
+  const redis = new Redis({ host: config.redis.host, port: config.redis.port, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 500 });
+  redis.on('error', () => undefined); // reconnects by itself; callers see a miss meanwhile
+  await redis.connect().catch(() => log('redis_unavailable', {}));
+  const writes = new ProductWrites({ storage, topology: () => current });
+  const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
+  if (trusted) log('trusted_documents', { operations: trusted.size });
+
+  const apollo = createApolloServer({ development, apqCache: new RedisKeyValueCache(redis), log });
+  await apollo.start();
+
+  const context = async (req: IncomingMessage): Promise<GatewayContext & { showCost: boolean }> => {
+    // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
+    const viewerId = await viewerFromAuthorization(config.jwtSecret, req.headers.authorization);
+    const stats = new SqlStats();
+    const op = { stats };
+    return {
+      viewerId,
+      loaders: createLoaders(storage, op),
+      writes,
+      op,
+      topology: current,
+      mintToken: (userId) => mintToken(config.jwtSecret, userId, 30 * 24 * 3600),
+      showCost: development || req.headers['x-shardql-cost'] === '1',
+    };
+  };
+
+  const handler = createHandler({
+    apollo,
+    context,
+    trusted,
+    graphiql: development ? { defaultQuery: opts.defaultQuery ?? SAMPLE_QUERY, ...(opts.graphiqlToken ? { defaultHeaders: { Authorization: `Bearer ${opts.graphiqlToken}` } } : {}) } : undefined,
+    ready: async () => {
+      const hosts: Record<string, string> = {};
+      await Promise.all(Object.keys(current.doc.hosts).map(async (h) => {
+        try {
+          await storage.router.query(h, [], 'SELECT 1', []);
+          hosts[h] = 'ok';
+        } catch {
+          hosts[h] = 'unavailable';
+        }
+      }));
+      const ok = Object.values(hosts).every((s) => s === 'ok');
+      return { ok, details: { topology: { revision: topologyState.revision, ageMs: Date.now() - topologyState.loadedAt }, hosts } };
+    },
+    log,
+  });
+
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const server: Server = createServer((req, res) => {
+    inFlight++;
+    res.on('close', () => {
+      inFlight--;
+      if (inFlight === 0) drained?.();
+    });
+    void handler(req, res);
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  log('listening', { url, env: config.env });
+
+  return {
+    url,
+    port,
+    topology: () => current,
+    async stop(graceMs = 10_000) {
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, graceMs).unref();
+        });
+      }
+      server.closeAllConnections();
+      await apollo.stop();
+      await storage.close();
+      redis.disconnect();
+      etcd.close();
+      log('stopped', {});
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { mysqlInstances, mysqlService } from './mysql.ts';
+import { httpGetText, probeTcp } from './net.ts';
+import type { StackPlan } from './plan.ts';
+import type { ServiceSpec } from './service.ts';
+
+/** Paths every service shares: <stackDir>/<name>/{<name>.pid,<name>.log}. */
+function layout(stackDir: string, name: string): { dir: string; pidFile: string; logFile: string } {
+  const dir = join(stackDir, name);
+  return { dir, pidFile: join(dir, `${name}.pid`), logFile: join(dir, `${name}.log`) };
+}
+
+const makeDir = async (dir: string): Promise<void> => {
+  mkdirSync(dir, { recursive: true });
+};
+
+function redisService(stackDir: string, plan: StackPlan): ServiceSpec {
+  const { host, port } = plan.info.redis;
+  const paths = layout(stackDir, 'redis');
+  const dataDir = join(paths.dir, 'data');
+  return {
+    name: 'redis',
+    binary: 'redis-server',
+    ...paths,
+    host,
+    ports: [port],
+    address: `${host}:${port}`,
+    stopPhase: 1,
+    // Cache only: no persistence. --logfile "" logs to stdout, i.e. our log file.
+    args: () => [
+      '--port', String(port),
+      '--bind', host,
+      '--save', '',
+      '--appendonly', 'no',
+      '--daemonize', 'no',
+      '--dir', dataDir,
+      '--pidfile', paths.pidFile,
+      '--logfile', '',
+    ],
+    isReady: () => probeTcp(host, port, (d) => (d.includes('\r\n') ? d.toString().startsWith('+PONG') : undefined), {
+      send: 'PING\r\n',
+    }),
+    prepare: () => makeDir(dataDir),
+  };
+}
+
+function memcachedService(stackDir: string, plan: StackPlan): ServiceSpec {
+  const { host, port } = plan.info.memcached;
+  const paths = layout(stackDir, 'memcached');
+  return {
+    name: 'memcached',
+    binary: 'memcached',
+    ...paths,
+    host,
+    ports: [port],
+    address: `${host}:${port}`,
+    stopPhase: 1,
+    // -U 0: no UDP. memcached refuses to run as root without -u.
+    args: () => ['-l', host, '-p', String(port), '-U', '0', '-m', '128', ...(process.getuid?.() === 0 ? ['-u', 'root'] : [])],
+    isReady: () =>
+      probeTcp(host, port, (d) => (d.includes('\r\n') ? d.toString().startsWith('VERSION ') : undefined), {
+        send: 'version\r\n',
+      }),
+    prepare: () => makeDir(paths.dir),
+  };
+}
+
+function etcdService(stackDir: string, plan: StackPlan): ServiceSpec {
+  const clientUrl = new URL(plan.info.etcd.endpoints[0] ?? '');
+  const host = clientUrl.hostname;
+  const clientPort = Number(clientUrl.port);
+  const peerUrl = `http://${host}:${plan.etcdPeerPort}`;
+  const paths = layout(stackDir, 'etcd');
+  return {
+    name: 'etcd',
+    binary: 'etcd',
+    ...paths,
+    host,
+    ports: [clientPort, plan.etcdPeerPort],
+    address: clientUrl.origin,
+    stopPhase: 1,
+    // Tight heartbeat/election: single local member, we want leader election in ~100 ms.
+    args: () => [
+      '--name', 'shardql',
+      '--data-dir', join(paths.dir, 'data'),
+      '--listen-client-urls', clientUrl.origin,
+      '--advertise-client-urls', clientUrl.origin,
+      '--listen-peer-urls', peerUrl,
+      '--initial-advertise-peer-urls', peerUrl,
+      '--initial-cluster', `shardql=${peerUrl}`,
+      '--heartbeat-interval=10',
+      '--election-timeout=100',
+      '--logger=zap',
+      '--log-outputs=stderr',
+    ],
+    isReady: async () => {
+      const body = await httpGetText(host, clientPort, '/health');
+      try {
+        return body !== null && (JSON.parse(body) as { health?: unknown }).health === 'true';
+      } catch {
+        return false;
+      }
+    },
+    // etcd creates its data dir itself (it wants mode 0700).
+    prepare: () => makeDir(paths.dir),
+  };
+}
+
+/** All services of a plan, in start order (a replica always after its primary). */
+export function buildServices(stackDir: string, plan: StackPlan): ServiceSpec[] {
+  const mysql = plan.info.mysql.hosts.flatMap((host, i) => mysqlInstances(stackDir, host, i).map(mysqlService));
+  return [redisService(stackDir, plan), memcachedService(stackDir, plan), etcdService(stackDir, plan), ...mysql];
+}

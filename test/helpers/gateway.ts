@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { publishTopology } from '../../src/topology/etcdTopology.ts';
+import { startGateway, type RunningGateway } from '../../src/server.ts';
+import { mintToken } from '../../src/auth/tokens.ts';
+import type { GatewayConfig } from '../../src/config.ts';
+import type { TestEnv } from './env.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
+
+export interface GqlResult {
+  readonly status: number;
+  readonly body: { data?: any; errors?: { message: string; extensions?: Record<string, unknown>; path?: unknown[] }[]; extensions?: any };
+  readonly text: string;
+}
+
+export interface TestGateway {
+  readonly gateway: RunningGateway;
+  readonly url: string;
+  gql(query: string, variables?: Record<string, unknown>, opts?: { token?: string; headers?: Record<string, string>; body?: unknown }): Promise<GqlResult>;
+  token(userId: bigint | string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Fails if a response body shows anything internal: SQL, driver error codes, stack frames, or the
+ * address of any service of the stack.
+ */
+export function assertNoLeak(text: string, env: TestEnv): void {
+  const ports = [
+    ...env.stack.mysql.hosts.flatMap((h) => [h.primary.port, ...(h.replica ? [h.replica.port] : [])]),
+    env.stack.redis.port, env.stack.memcached.port,
+    ...env.stack.etcd.endpoints.map((e) => Number(new URL(e).port)),
+  ];
+  const patterns: [string, RegExp][] = [
+    ['SQL text', /\b(SELECT\s.+\sFROM|INSERT\s+(IGNORE\s+)?INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|UNION ALL)\b/i],
+    ['a database name', /\b(db|msdb)\d{5}\./],
+    ['a driver error', /\b(ER_[A-Z_]+|ECONNREFUSED|ETIMEDOUT|PROTOCOL_CONNECTION_LOST|mysql2?|mariadb|ioredis|memjs|etcd3)\b/i],
+    ['a stack frame', /\bat\s+\S+\s+\(?[^)\s]+\.(ts|js|mjs):\d+/],
+    ['a host address', /127\.0\.0\.1|localhost/],
+    ...ports.map((p): [string, RegExp] => [`port ${p}`, new RegExp(`[:\\s]${p}\\b`)]),
+  ];
+  for (const [what, re] of patterns) assert.doesNotMatch(text, re, `response leaks ${what}: ${text.slice(0, 300)}`);
+}
+
+export async function startTestGateway(env: TestEnv, name: string, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
+  const topologyKey = `/shardql-test/${name}/topology`;
+  await publishTopology(env.etcd, topologyKey, env.doc);
+  const config: GatewayConfig = {
+    env: 'development',
+    port: 0,
+    etcdEndpoints: env.stack.etcd.endpoints,
+    topologyKey,
+    mysql: { user: env.stack.mysql.user, password: env.stack.mysql.password },
+    redis: env.stack.redis,
+    memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` },
+    jwtSecret: TEST_JWT_SECRET,
+    ...overrides,
+  };
+  const gateway = await startGateway(config, { log: () => undefined });
+  return {
+    gateway,
+    url: gateway.url,
+    async gql(query, variables = {}, opts = {}) {
+      const res = await fetch(`${gateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
+        body: JSON.stringify(opts.body ?? { query, variables }),
+      });
+      const text = await res.text();
+      assertNoLeak(text, env);
+      return { status: res.status, body: JSON.parse(text), text };
+    },
+    token: (userId) => mintToken(TEST_JWT_SECRET, BigInt(userId), 3600),
+    stop: () => gateway.stop(1000),
+  };
+}
+
+/** The error codes of a result, in order. */
+export function codes(r: GqlResult): unknown[] {
+  return (r.body.errors ?? []).map((e) => e.extensions?.code);
+}
