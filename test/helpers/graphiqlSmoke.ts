@@ -116,7 +116,14 @@ export async function runGraphiqlSmoke(baseUrl: string, opts: GraphiqlSmokeOptio
     await page.$eval(QUERY_EDITOR, (el, q) => (el as unknown as { CodeMirror: { setValue(v: string): void } }).CodeMirror.setValue(q), opts.query);
     assert.equal(await editorValue(page, QUERY_EDITOR), opts.query);
     await page.locator('.graphiql-execute-button').click();
-    await page.locator('.graphiql-response').filter({ hasText: opts.expectText }).waitFor({ state: 'visible', timeout });
+    try {
+      await page.locator('.graphiql-response').filter({ hasText: opts.expectText }).waitFor({ state: 'visible', timeout });
+    } catch (err) {
+      const failed = join(tmpdir(), `graphiql-smoke-failed-${process.pid}-${Date.now()}.png`);
+      await page.screenshot({ path: failed });
+      const shown = await page.locator('.graphiql-response').innerText().catch(() => '(no response pane)');
+      throw new Error(`GraphiQL did not show ${JSON.stringify(opts.expectText)}; it shows ${JSON.stringify(shown.slice(0, 500))}; console errors: ${JSON.stringify(consoleErrors)}; screenshot ${failed}`, { cause: err });
+    }
 
     const screenshot = opts.screenshotPath ?? join(tmpdir(), `graphiql-smoke-${process.pid}-${Date.now()}.png`);
     await page.screenshot({ path: screenshot });
