@@ -33,6 +33,8 @@ export interface GatewayOptions {
   readonly defaultQuery?: string;
   /** A token GraphiQL opens with (development). */
   readonly graphiqlToken?: string;
+  /** Batch loads per level (default true). False is the N+1 baseline of the benchmark. */
+  readonly batching?: boolean;
 }
 
 export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
@@ -88,7 +90,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const op = { stats };
     return {
       viewerId,
-      loaders: createLoaders(storage, op),
+      loaders: createLoaders(storage, op, { batch: opts.batching ?? true }),
       writes,
       op,
       topology: current,

@@ -24,7 +24,16 @@ function pageKey(r: PageRequest): string {
   return `${r.table}|${r.from}|${r.first}|${r.after ?? ''}|${r.startAfter ? `${r.startAfter.key}:${r.startAfter.id}` : ''}|${r.order ?? 'time'}|${r.since ?? ''}|${r.until ?? ''}`;
 }
 
-export function createLoaders(storage: Storage, ctx: OpContext): Loaders {
+export interface LoaderOptions {
+  /**
+   * Batch keys of one level into one call (default true). False turns every load into its own
+   * round trip: the N+1 baseline the benchmark compares against, never a production setting.
+   */
+  readonly batch?: boolean;
+}
+
+export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOptions = {}): Loaders {
+  const batch = opts.batch ?? true;
   return {
     objects: new DataLoader(async (ids) => {
       const found = await storage.objects.getMany(ids, ctx);
@@ -32,14 +41,14 @@ export function createLoaders(storage: Storage, ctx: OpContext): Loaders {
         const o = found.get(id);
         return o && isActive(o) ? o : null;
       });
-    }, { cacheKeyFn: (id) => id, maxBatchSize: 5000 }),
+    }, { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 }),
 
-    pages: new DataLoader(async (reqs) => storage.mappings.pages(reqs, ctx), { cacheKeyFn: pageKey, maxBatchSize: 2000 }),
+    pages: new DataLoader(async (reqs) => storage.mappings.pages(reqs, ctx), { batch, cacheKeyFn: pageKey, maxBatchSize: 2000 }),
 
     counts: new DataLoader(async (keys) => {
       const found = await storage.mappings.counts(keys, ctx);
       return keys.map((k) => found.get(countKey(k.id, k.kind)) ?? 0);
-    }, { cacheKeyFn: (k) => countKey(k.id, k.kind), maxBatchSize: 5000 }),
+    }, { batch, cacheKeyFn: (k) => countKey(k.id, k.kind), maxBatchSize: 5000 }),
 
     edges: new DataLoader(async (keys) => {
       const byTable = new Map<MappingTable, { from: bigint; to: bigint }[]>();
@@ -49,11 +58,11 @@ export function createLoaders(storage: Storage, ctx: OpContext): Loaders {
         for (const key of await storage.mappings.existing(table, pairs, ctx)) found.add(`${table}:${key}`);
       }));
       return keys.map((k) => found.has(`${k.table}:${k.from}:${k.to}`));
-    }, { cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` }),
+    }, { batch, cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` }),
 
     usernames: new DataLoader(async (names) => {
       const found = await storage.lookups.lookup('username', names, ctx);
       return names.map((n) => found.get(n) ?? null);
-    }),
+    }, { batch }),
   };
 }
