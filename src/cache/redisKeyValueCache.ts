@@ -11,7 +11,7 @@ export class RedisKeyValueCache implements KeyValueCache<string> {
   readonly #redis: Redis;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix = 'apq:') {
+  constructor(redis: Redis, prefix = 'shardql:') {
     this.#redis = redis;
     this.#prefix = prefix;
   }
