@@ -108,7 +108,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       const hosts: Record<string, string> = {};
       await Promise.all(Object.keys(current.doc.hosts).map(async (h) => {
         try {
-          await storage.router.query(h, [], 'SELECT 1', []);
+          await storage.router.ping(h);
           hosts[h] = 'ok';
         } catch {
           hosts[h] = 'unavailable';

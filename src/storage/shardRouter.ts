@@ -197,6 +197,11 @@ export class ShardRouter {
     }
   }
 
+  /** One trivial round trip to a host's primary: what readiness checks. */
+  async ping(host: string): Promise<void> {
+    await this.query(host, [], 'SELECT 1', []);
+  }
+
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();

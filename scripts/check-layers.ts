@@ -1,0 +1,79 @@
+/**
+ * `npm run lint`: keeps the layers honest. Data flows one way —
+ * http → graphql → loaders → services/stores → core — and nothing imports a layer above it.
+ * Also: only entry points read process.env, and no SQL lives outside storage/.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const src = join(root, 'src');
+
+/** What each folder of src/ may import from src/ (besides itself). */
+const ALLOWED: Record<string, string[]> = {
+  core: [],
+  stack: [],
+  storage: ['core'],
+  topology: ['core'],
+  auth: ['core'],
+  cache: ['core'],
+  services: ['core', 'storage'],
+  loaders: ['core', 'storage', 'services'],
+  graphql: ['core', 'loaders', 'services', 'storage'],
+  http: ['core', 'log.ts'],
+  demo: ['core', 'storage', 'services'],
+  bulk: ['core', 'storage', 'topology', 'stack', 'auth'],
+};
+/** Entry points: may import anything and read the environment. */
+const ENTRY = ['cli.ts', 'cli', 'server.ts', 'config.ts', 'log.ts'];
+/** Drivers only the layers that do I/O of that kind may import. */
+const DRIVERS: Record<string, string[]> = {
+  mysql2: ['storage', 'stack'],
+  ioredis: ['cache', 'server.ts', 'cli'],
+  memjs: ['cache', 'server.ts', 'cli'],
+  etcd3: ['topology', 'server.ts', 'cli', 'bulk'],
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const problems: string[] = [];
+for (const file of files(src)) {
+  const rel = relative(src, file);
+  const layer = rel.includes('/') ? rel.split('/')[0]! : rel;
+  // Comments may mention anything; the checks read code only.
+  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const isEntry = ENTRY.includes(layer);
+  for (const m of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)) {
+    const spec = m[1]!;
+    const typeOnly = /^\s*(import|export)\s+type\s/.test(m[0]);
+    if (spec.startsWith('.')) {
+      const target = relative(src, resolve(dirname(file), spec));
+      if (target.startsWith('..')) { problems.push(`${rel}: imports ${spec}, outside src/`); continue; }
+      const targetLayer = target.includes('/') ? target.split('/')[0]! : target;
+      if (isEntry || targetLayer === layer) continue;
+      const allowed = ALLOWED[layer];
+      if (!allowed) { problems.push(`${rel}: folder '${layer}' has no layer rule in scripts/check-layers.ts`); continue; }
+      // Types may flow upward in signatures (a resolver names StoredObject); code may not.
+      if (!allowed.includes(targetLayer) && !typeOnly) problems.push(`${rel}: layer '${layer}' imports '${targetLayer}' (${spec})`);
+    } else {
+      const pkg = spec.split('/')[0]!;
+      const users = DRIVERS[pkg];
+      if (users && !typeOnly && !users.includes(layer)) problems.push(`${rel}: layer '${layer}' imports the driver ${pkg}`);
+    }
+  }
+  if (!isEntry && /process\.env\b/.test(text)) problems.push(`${rel}: reads process.env (only entry points may)`);
+  if (layer !== 'storage' && layer !== 'bulk' && layer !== 'stack' && /['"`]\s*(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM)\s/i.test(text)) {
+    problems.push(`${rel}: holds SQL; SQL belongs in storage/`);
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`Layer check: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  process.exit(1);
+}
+console.log(`Layer check: ${files(src).length} files, layers respected`);
