@@ -84,7 +84,7 @@ describe('Trusted documents (manifest allowlist)', () => {
     assert.deepEqual(codes(unknown), ['PERSISTED_QUERY_NOT_FOUND']);
     const get = await fetch(`${trusted.url}/graphql?query=${encodeURIComponent(ALLOWED)}`, { headers: { 'apollo-require-preflight': '1' } });
     assert.equal(get.status, 400);
-    assert.deepEqual((await get.json()).errors.map((e: { extensions: { code: string } }) => e.extensions.code), ['PERSISTED_QUERY_NOT_ALLOWED']);
+    assert.deepEqual(((await get.json()) as { errors: { extensions: { code: string } }[] }).errors.map((e: { extensions: { code: string } }) => e.extensions.code), ['PERSISTED_QUERY_NOT_ALLOWED']);
   });
 
   test('production hides the SQL cost unless asked for', async () => {
