@@ -36,14 +36,16 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
   const batch = opts.batch ?? true;
   return {
     objects: new DataLoader(async (ids) => {
-      const found = await storage.objects.getMany(ids, ctx);
+      const { found, failed } = await storage.objects.getManySettled(ids, ctx);
       return ids.map((id) => {
+        const err = failed.get(id);
+        if (err !== undefined) return err instanceof Error ? err : new Error(String(err));
         const o = found.get(id);
         return o && isActive(o) ? o : null;
       });
     }, { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 }),
 
-    pages: new DataLoader(async (reqs) => storage.mappings.pages(reqs, ctx), { batch, cacheKeyFn: pageKey, maxBatchSize: 2000 }),
+    pages: new DataLoader(async (reqs) => storage.mappings.pagesSettled(reqs, ctx), { batch, cacheKeyFn: pageKey, maxBatchSize: 2000 }),
 
     counts: new DataLoader(async (keys) => {
       const found = await storage.mappings.counts(keys, ctx);

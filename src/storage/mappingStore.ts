@@ -97,9 +97,13 @@ export class MappingStore {
       this.#router.writableHostOfShard(shard);
     }
     for (const [shard, indexes] of byShard) {
-      await this.#router.transaction(shard, async (tx) => {
-        for (const i of indexes) results[i] = await this.#applyOne(tx, shard, changes[i]!);
-      }, ctx);
+      await this.#router.transaction(
+        shard,
+        async (tx) => {
+          for (const i of indexes) results[i] = await this.#applyOne(tx, shard, changes[i]!);
+        },
+        ctx,
+      );
     }
     return results;
   }
@@ -118,66 +122,78 @@ export class MappingStore {
       changed = res.affectedRows === 1;
     }
     if (changed) {
-      await tx.execute(
-        `INSERT INTO ${table(shard, 'counts')} (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = n + VALUES(n)`,
-        [c.from, c.table, c.op === 'add' ? 1 : -1],
-      );
+      await tx.execute(`INSERT INTO ${table(shard, 'counts')} (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = n + VALUES(n)`, [
+        c.from,
+        c.table,
+        c.op === 'add' ? 1 : -1,
+      ]);
     }
     return changed;
   }
 
   /** Many pages in one round trip per host: each page is one indexed subquery of a UNION ALL. */
   async pages(reqs: readonly PageRequest[], ctx: OpContext = {}): Promise<Page[]> {
-    const out: Page[] = new Array<Page>(reqs.length);
+    const settled = await this.pagesSettled(reqs, ctx);
+    for (const p of settled) if (p instanceof Error) throw p;
+    return settled as Page[];
+  }
+
+  /** Like pages, but a failing host fails only its own pages (returned as the error in their place). */
+  async pagesSettled(reqs: readonly PageRequest[], ctx: OpContext = {}): Promise<(Page | Error)[]> {
+    const out: (Page | Error)[] = new Array<Page | Error>(reqs.length);
     const indexed = reqs.map((req, i) => ({ req, i }));
     const byHost = this.#router.groupByHost(indexed, (x) => shardOf(x.req.from));
     await Promise.all(
       [...byHost.entries()].map(async ([host, items]) => {
-        const parts: string[] = [];
-        const values: SqlValue[] = [];
-        for (const { req, i } of items) {
-          const shard = shardOf(req.from);
-          const owner = req.order === 'owner';
-          if (owner && !('ordered' in MAPPINGS[req.table])) {
-            throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
+        try {
+          const parts: string[] = [];
+          const values: SqlValue[] = [];
+          for (const { req, i } of items) {
+            const shard = shardOf(req.from);
+            const owner = req.order === 'owner';
+            if (owner && !('ordered' in MAPPINGS[req.table])) {
+              throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
+            }
+            const keyCol = owner ? 'position' : 'sequence';
+            const cmp = owner ? '>' : '<';
+            const dir = owner ? 'ASC' : 'DESC';
+            const where = ['from_id = ?'];
+            const v: SqlValue[] = [i, req.from];
+            if (!owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
+            if (!owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
+            const c = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
+            if (c !== undefined) {
+              where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
+              v.push(c.key, c.key, c.id);
+            }
+            v.push(req.first + 1);
+            parts.push(
+              `(SELECT ? AS req, to_id, sequence, ${keyCol} AS k FROM ${table(shard, req.table)} FORCE INDEX (${owner ? 'by_position' : 'by_sequence'}) WHERE ${where.join(' AND ')} ORDER BY ${keyCol} ${dir}, to_id ${dir} LIMIT ?)`,
+            );
+            values.push(...v);
           }
-          const keyCol = owner ? 'position' : 'sequence';
-          const cmp = owner ? '>' : '<';
-          const dir = owner ? 'ASC' : 'DESC';
-          const where = ['from_id = ?'];
-          const v: SqlValue[] = [i, req.from];
-          if (!owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
-          if (!owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
-          const c = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
-          if (c !== undefined) {
-            where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
-            v.push(c.key, c.key, c.id);
+          const shards = [...new Set(items.map((x) => shardOf(x.req.from)))];
+          const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
+          const grouped = new Map<number, { to: bigint; sequence: number; k: bigint }[]>();
+          for (const row of rows) {
+            const i = Number(row.req);
+            const list = grouped.get(i) ?? [];
+            list.push({ to: BigInt(row.to_id as string), sequence: Number(row.sequence), k: BigInt(row.k as string) });
+            grouped.set(i, list);
           }
-          v.push(req.first + 1);
-          parts.push(
-            `(SELECT ? AS req, to_id, sequence, ${keyCol} AS k FROM ${table(shard, req.table)} FORCE INDEX (${owner ? 'by_position' : 'by_sequence'}) WHERE ${where.join(' AND ')} ORDER BY ${keyCol} ${dir}, to_id ${dir} LIMIT ?)`,
-          );
-          values.push(...v);
-        }
-        const shards = [...new Set(items.map((x) => shardOf(x.req.from)))];
-        const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
-        const grouped = new Map<number, { to: bigint; sequence: number; k: bigint }[]>();
-        for (const row of rows) {
-          const i = Number(row.req);
-          const list = grouped.get(i) ?? [];
-          list.push({ to: BigInt(row.to_id as string), sequence: Number(row.sequence), k: BigInt(row.k as string) });
-          grouped.set(i, list);
-        }
-        for (const { req, i } of items) {
-          const owner = req.order === 'owner';
-          // UNION ALL promises no order across parts: restore the page's own order.
-          const rowsOf = (grouped.get(i) ?? []).sort((a, b) => {
-            const byKey = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
-            return owner ? byKey : -byKey;
-          });
-          const tag = listTag(req);
-          const edges = rowsOf.slice(0, req.first).map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
-          out[i] = { edges, hasNextPage: rowsOf.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
+          for (const { req, i } of items) {
+            const owner = req.order === 'owner';
+            // UNION ALL promises no order across parts: restore the page's own order.
+            const rowsOf = (grouped.get(i) ?? []).sort((a, b) => {
+              const byKey = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
+              return owner ? byKey : -byKey;
+            });
+            const tag = listTag(req);
+            const edges = rowsOf.slice(0, req.first).map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
+            out[i] = { edges, hasNextPage: rowsOf.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
+          }
+        } catch (err) {
+          for (const { i } of items) out[i] = err instanceof Error ? err : new Error(String(err));
         }
       }),
     );
@@ -236,35 +252,45 @@ export class MappingStore {
     if (!('ordered' in MAPPINGS[tableName])) throw new ShardqlError('INVALID_ARGUMENT', `${tableName} has no owner order`);
     const shard = shardOf(from);
     const t = table(shard, tableName);
-    await this.#router.transaction(shard, async (tx) => {
-      const posOf = async (id: bigint): Promise<bigint | undefined> => {
-        const rows = await tx.query(`SELECT position FROM ${t} WHERE from_id = ? AND to_id = ? FOR UPDATE`, [from, id]);
-        return rows[0] ? BigInt(rows[0].position as string) : undefined;
-      };
-      if ((await posOf(to)) === undefined) throw new ShardqlError('NOT_FOUND', `Item ${to} is not in list ${from}`);
-      let target: bigint;
-      if (after === null) {
-        const rows = await tx.query(`SELECT MIN(position) AS p FROM ${t} WHERE from_id = ? AND to_id <> ?`, [from, to]);
-        const min = rows[0]?.p;
-        target = min == null ? 0n : BigInt(min as string) - BigInt(POSITION_GAP);
-      } else {
-        if (after === to) throw new ShardqlError('INVALID_ARGUMENT', 'Expected to move an item after another item, got the item itself');
-        const pa = await posOf(after);
-        if (pa === undefined) throw new ShardqlError('NOT_FOUND', `Item ${after} is not in list ${from}`);
-        const rows = await tx.query(
-          `SELECT position FROM ${t} FORCE INDEX (by_position) WHERE from_id = ? AND (position > ? OR (position = ? AND to_id > ?)) AND to_id <> ? ORDER BY position, to_id LIMIT 1`,
-          [from, pa, pa, after, to],
-        );
-        const next = rows[0] ? BigInt(rows[0].position as string) : undefined;
-        if (next === undefined) target = pa + BigInt(POSITION_GAP);
-        else if (next - pa >= 2n) target = pa + (next - pa) / 2n;
-        else {
-          await tx.execute(`UPDATE ${t} SET position = position + ? WHERE from_id = ? AND (position > ? OR (position = ? AND to_id > ?)) AND to_id <> ?`,
-            [2 * POSITION_GAP, from, pa, pa, after, to],);
-          target = pa + BigInt(POSITION_GAP);
+    await this.#router.transaction(
+      shard,
+      async (tx) => {
+        const posOf = async (id: bigint): Promise<bigint | undefined> => {
+          const rows = await tx.query(`SELECT position FROM ${t} WHERE from_id = ? AND to_id = ? FOR UPDATE`, [from, id]);
+          return rows[0] ? BigInt(rows[0].position as string) : undefined;
+        };
+        if ((await posOf(to)) === undefined) throw new ShardqlError('NOT_FOUND', `Item ${to} is not in list ${from}`);
+        let target: bigint;
+        if (after === null) {
+          const rows = await tx.query(`SELECT MIN(position) AS p FROM ${t} WHERE from_id = ? AND to_id <> ?`, [from, to]);
+          const min = rows[0]?.p;
+          target = min == null ? 0n : BigInt(min as string) - BigInt(POSITION_GAP);
+        } else {
+          if (after === to) throw new ShardqlError('INVALID_ARGUMENT', 'Expected to move an item after another item, got the item itself');
+          const pa = await posOf(after);
+          if (pa === undefined) throw new ShardqlError('NOT_FOUND', `Item ${after} is not in list ${from}`);
+          const rows = await tx.query(
+            `SELECT position FROM ${t} FORCE INDEX (by_position) WHERE from_id = ? AND (position > ? OR (position = ? AND to_id > ?)) AND to_id <> ? ORDER BY position, to_id LIMIT 1`,
+            [from, pa, pa, after, to],
+          );
+          const next = rows[0] ? BigInt(rows[0].position as string) : undefined;
+          if (next === undefined) target = pa + BigInt(POSITION_GAP);
+          else if (next - pa >= 2n) target = pa + (next - pa) / 2n;
+          else {
+            await tx.execute(`UPDATE ${t} SET position = position + ? WHERE from_id = ? AND (position > ? OR (position = ? AND to_id > ?)) AND to_id <> ?`, [
+              2 * POSITION_GAP,
+              from,
+              pa,
+              pa,
+              after,
+              to,
+            ]);
+            target = pa + BigInt(POSITION_GAP);
+          }
         }
-      }
-      await tx.execute(`UPDATE ${t} SET position = ? WHERE from_id = ? AND to_id = ?`, [target, from, to]);
-    }, ctx);
+        await tx.execute(`UPDATE ${t} SET position = ? WHERE from_id = ? AND to_id = ?`, [target, from, to]);
+      },
+      ctx,
+    );
   }
 }

@@ -69,14 +69,18 @@ export class ObjectStore {
     const table = `${shardDatabase(shard)}.${OBJECT_TABLES[type]}`;
     const now = this.#now();
     const stored: ObjectData = { ...data, active: true };
-    return this.#router.transaction(shard, async (tx) => {
-      const res = await tx.execute(`INSERT INTO ${table} (data, created_at, updated_at) VALUES (?, ?, ?)`, [JSON.stringify(stored), now, now]);
-      const local = BigInt(res.insertId);
-      if (local > MAX_LOCAL_ID) {
-        throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
-      }
-      return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, createdAt: now, updatedAt: now };
-    }, ctx);
+    return this.#router.transaction(
+      shard,
+      async (tx) => {
+        const res = await tx.execute(`INSERT INTO ${table} (data, created_at, updated_at) VALUES (?, ?, ?)`, [JSON.stringify(stored), now, now]);
+        const local = BigInt(res.insertId);
+        if (local > MAX_LOCAL_ID) {
+          throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
+        }
+        return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, createdAt: now, updatedAt: now };
+      },
+      ctx,
+    );
   }
 
   /**
@@ -84,42 +88,58 @@ export class ObjectStore {
    * not; callers filter with `isActive`. Missing IDs are absent from the map.
    */
   async getMany(ids: readonly bigint[], ctx: OpContext = {}): Promise<Map<bigint, StoredObject>> {
+    const { found, failed } = await this.getManySettled(ids, ctx);
+    for (const err of failed.values()) throw err;
+    return found;
+  }
+
+  /**
+   * Like getMany, but a host that fails fails only its own IDs: they come back in `failed` with
+   * the error, and the other hosts' objects in `found`. A slow or dead host costs only the fields
+   * that need it.
+   */
+  async getManySettled(ids: readonly bigint[], ctx: OpContext = {}): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     const unique = [...new Set(ids)];
     const out = new Map<bigint, StoredObject>();
+    const failed = new Map<bigint, unknown>();
     const byHost = this.#router.groupByHost(unique, shardOf);
     await Promise.all(
       [...byHost.entries()].map(async ([host, hostIds]) => {
-        // One SELECT per (shard, table), glued with UNION ALL: shard and type travel as literals.
-        const groups = new Map<string, { shard: number; type: ObjectType; locals: bigint[] }>();
-        for (const id of hostIds) {
-          const { shard, type: typeNumber, local } = decodeId(id);
-          const type = typeName(typeNumber);
-          if (type === undefined) continue;
-          const key = `${shard}:${type}`;
-          const g = groups.get(key) ?? { shard, type, locals: [] };
-          g.locals.push(local);
-          groups.set(key, g);
-        }
-        if (groups.size === 0) return;
-        const parts: string[] = [];
-        const values: SqlValue[] = [];
-        for (const g of groups.values()) {
-          parts.push(
-            `SELECT ${g.shard} AS shard, ${OBJECT_TYPES[g.type]} AS type, local_id, data, created_at, updated_at FROM ${shardDatabase(g.shard)}.${OBJECT_TABLES[g.type]} WHERE local_id IN (${g.locals.map(() => '?').join(',')})`,
-          );
-          values.push(...g.locals);
-        }
-        const shards = [...new Set([...groups.values()].map((g) => g.shard))];
-        const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
-        for (const row of rows) {
-          const type = typeName(Number(row.type));
-          if (type === undefined) continue;
-          const obj = rowToObject(row, type, Number(row.shard));
-          out.set(obj.id, obj);
+        try {
+          // One SELECT per (shard, table), glued with UNION ALL: shard and type travel as literals.
+          const groups = new Map<string, { shard: number; type: ObjectType; locals: bigint[] }>();
+          for (const id of hostIds) {
+            const { shard, type: typeNumber, local } = decodeId(id);
+            const type = typeName(typeNumber);
+            if (type === undefined) continue;
+            const key = `${shard}:${type}`;
+            const g = groups.get(key) ?? { shard, type, locals: [] };
+            g.locals.push(local);
+            groups.set(key, g);
+          }
+          if (groups.size === 0) return;
+          const parts: string[] = [];
+          const values: SqlValue[] = [];
+          for (const g of groups.values()) {
+            parts.push(
+              `SELECT ${g.shard} AS shard, ${OBJECT_TYPES[g.type]} AS type, local_id, data, created_at, updated_at FROM ${shardDatabase(g.shard)}.${OBJECT_TABLES[g.type]} WHERE local_id IN (${g.locals.map(() => '?').join(',')})`,
+            );
+            values.push(...g.locals);
+          }
+          const shards = [...new Set([...groups.values()].map((g) => g.shard))];
+          const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
+          for (const row of rows) {
+            const type = typeName(Number(row.type));
+            if (type === undefined) continue;
+            const obj = rowToObject(row, type, Number(row.shard));
+            out.set(obj.id, obj);
+          }
+        } catch (err) {
+          for (const id of hostIds) failed.set(id, err);
         }
       }),
     );
-    return out;
+    return { found: out, failed };
   }
 
   async get(id: bigint, ctx: OpContext = {}): Promise<StoredObject | undefined> {
@@ -135,16 +155,20 @@ export class ObjectStore {
     const { type, table } = tableOf(id);
     const { shard, local } = decodeId(id);
     const qualified = `${shardDatabase(shard)}.${table}`;
-    return this.#router.transaction(shard, async (tx) => {
-      const rows = await tx.query(`SELECT local_id, data, created_at, updated_at FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
-      const row = rows[0];
-      const current = row ? rowToObject(row, type, shard) : undefined;
-      if (!current || !isActive(current)) throw new ShardqlError('NOT_FOUND', `No ${type} with ID ${id}`, { id: `${id}` });
-      const next: ObjectData = { ...mutate(current), active: true };
-      const now = this.#now();
-      await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [JSON.stringify(next), now, local]);
-      return { ...current, data: next, updatedAt: now };
-    }, ctx);
+    return this.#router.transaction(
+      shard,
+      async (tx) => {
+        const rows = await tx.query(`SELECT local_id, data, created_at, updated_at FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
+        const row = rows[0];
+        const current = row ? rowToObject(row, type, shard) : undefined;
+        if (!current || !isActive(current)) throw new ShardqlError('NOT_FOUND', `No ${type} with ID ${id}`, { id: `${id}` });
+        const next: ObjectData = { ...mutate(current), active: true };
+        const now = this.#now();
+        await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [JSON.stringify(next), now, local]);
+        return { ...current, data: next, updatedAt: now };
+      },
+      ctx,
+    );
   }
 
   /** Soft delete: `active: false`, filtered on read. Idempotent; returns false if it was not active. */
@@ -152,14 +176,22 @@ export class ObjectStore {
     const { table } = tableOf(id);
     const { shard, local } = decodeId(id);
     const qualified = `${shardDatabase(shard)}.${table}`;
-    return this.#router.transaction(shard, async (tx) => {
-      const rows = await tx.query(`SELECT data FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
-      const row = rows[0];
-      if (!row) return false;
-      const data = parseData(row.data);
-      if (data.active === false) return false;
-      await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [JSON.stringify({ ...data, active: false }), this.#now(), local]);
-      return true;
-    }, ctx);
+    return this.#router.transaction(
+      shard,
+      async (tx) => {
+        const rows = await tx.query(`SELECT data FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
+        const row = rows[0];
+        if (!row) return false;
+        const data = parseData(row.data);
+        if (data.active === false) return false;
+        await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [
+          JSON.stringify({ ...data, active: false }),
+          this.#now(),
+          local,
+        ]);
+        return true;
+      },
+      ctx,
+    );
   }
 }
