@@ -73,6 +73,8 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: !opts.development,
     allowBatchedHttpRequests: false,
+    // The CLI owns SIGINT/SIGTERM and drains in-flight requests before stopping Apollo.
+    stopOnTerminationSignals: false,
     csrfPrevention: true,
     persistedQueries: { cache: opts.apqCache, ttl: 7 * 24 * 3600 },
     validationRules: [depthLimit(opts.maxDepth ?? 12)],

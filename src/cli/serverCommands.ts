@@ -1,0 +1,129 @@
+/** `shardql serve` (the gateway) and `shardql dev` (everything for a fresh machine, then the gateway). */
+import { isDeepStrictEqual } from 'node:util';
+import { mintToken } from '../auth/tokens.ts';
+import { parseTopology, type Topology } from '../core/topology.ts';
+import type { GatewayConfig } from '../config.ts';
+import { CliError, type CliContext, type Command } from './command.ts';
+import { runProvision } from './dataCommands.ts';
+import { seconds } from './format.ts';
+import { configFor, println, stackHosts, stackInfo, withEtcd, withStorage } from './runtime.ts';
+import { bringStackUp } from './stackCommands.ts';
+import { DEFAULT_STACK_SHARDS, printChanges, publishIfUnchanged, readPublished, stackLayout } from './topologyCommands.ts';
+
+const STOP_TIMEOUT_MS = 15_000;
+const DEV_TOKEN_TTL_SECONDS = 7 * 86400;
+
+interface RunningGateway {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+async function startGateway(ctx: CliContext, config: GatewayConfig, opts: { host?: string; graphiqlToken?: string } = {}): Promise<RunningGateway> {
+  // Loaded on demand: Apollo and the schema are only needed by the commands that serve.
+  const server = await import('../server.ts');
+  return server.startGateway(config, { log: (line: string) => println(ctx.stdout, line), ...opts });
+}
+
+/** Waits for SIGINT/SIGTERM, then stops the gateway (giving up after STOP_TIMEOUT_MS). */
+async function serveUntilSignal(ctx: CliContext, gateway: RunningGateway): Promise<number> {
+  const signal = await ctx.waitForSignal();
+  println(ctx.stderr, `${signal}: stopping the gateway (again to force)`);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+  });
+  try {
+    const outcome = await Promise.race([gateway.stop().then(() => 'stopped' as const), timeout]);
+    if (outcome === 'timeout') throw new CliError(`The gateway did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+  } finally {
+    clearTimeout(timer);
+  }
+  println(ctx.stderr, 'Gateway stopped.');
+  return 0;
+}
+
+const serve: Command = {
+  name: 'serve',
+  summary: 'Run the GraphQL gateway (configured by SHARDQL_* variables); stops gracefully on SIGINT/SIGTERM',
+  options: {
+    host: { type: 'string', value: 'ADDR', help: 'Address to listen on (default $SHARDQL_HOST, else 127.0.0.1; 0.0.0.0 in a container)' },
+  },
+  details: 'Listens on $SHARDQL_PORT (default 4000). Logs are JSON lines on stdout.',
+  async run(args, ctx) {
+    const config = configFor(ctx);
+    const host = args.string('host') ?? ctx.env.SHARDQL_HOST;
+    const gateway = await startGateway(ctx, config, host !== undefined && host !== '' ? { host } : {});
+    println(ctx.stdout, `shardql gateway (${config.env}) listening on ${gateway.url}${config.env === 'development' ? `; GraphiQL at ${gateway.url}/graphiql` : ''}`);
+    return serveUntilSignal(ctx, gateway);
+  },
+};
+
+function step(ctx: CliContext, n: number, text: string): void {
+  println(ctx.stdout, `\n[${n}/5] ${text}`);
+}
+
+/** The published topology if it maps exactly the stack's hosts; else publishes the default layout. */
+async function ensureStackTopology(ctx: CliContext, config: GatewayConfig, hosts: ReturnType<typeof stackHosts>, layout: () => Topology): Promise<Topology> {
+  return withEtcd(config, async (etcd) => {
+    const current = await readPublished(etcd, config);
+    if (current.topology !== null && isDeepStrictEqual(current.topology.doc.hosts, hosts)) {
+      println(ctx.stdout, `Topology at ${config.topologyKey} (revision ${current.modRevision}) already maps this stack: ${current.topology.doc.shards.ranges.length} ranges, ${current.topology.openShardCount} open shards`);
+      return current.topology;
+    }
+    const next = layout();
+    if (current.topology !== null) println(ctx.stdout, `The published topology names other hosts than this stack's: replacing it.`);
+    printChanges(ctx, config, current, next);
+    const revision = await publishIfUnchanged(etcd, config.topologyKey, next, current.modRevision);
+    println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}`);
+    return next;
+  });
+}
+
+const dev: Command = {
+  name: 'dev',
+  summary: 'Fresh machine to running gateway: stack up, topology, databases, demo data, GraphiQL and a token',
+  details:
+    `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout unless the published one\n` +
+    'already maps the stack, creates the shard databases, loads the demo data once, and serves the gateway in\n' +
+    'development mode on $SHARDQL_PORT (default 4000). Ctrl-C stops the gateway; the stack keeps running.',
+  async run(_args, ctx) {
+    const started = Date.now();
+    step(ctx, 1, 'Local stack');
+    // Two hosts on a fresh machine; a stack that already has more keeps them (stacks never shrink).
+    const hosts = Math.max(2, stackInfo(ctx)?.mysql.hosts.length ?? 0);
+    const info = await bringStackUp(ctx, ctx.stackDir, { hosts, replicas: true });
+    const config = configFor(ctx, { SHARDQL_ENV: 'development' });
+
+    step(ctx, 2, 'Topology');
+    const topology = await ensureStackTopology(ctx, config, stackHosts(info), () => parseTopology(stackLayout(info, DEFAULT_STACK_SHARDS)));
+
+    step(ctx, 3, 'Shard databases');
+    await runProvision(ctx, config, topology);
+
+    step(ctx, 4, 'Demo data');
+    const { seedDemo } = await import('../demo/seed.ts');
+    const demo = await withStorage(config, topology, (storage) => seedDemo(storage, () => topology, (line) => println(ctx.stderr, `  ${line}`)));
+    println(ctx.stdout, demo.created ? `Loaded the demo data: ${demo.users.length} users` : `Demo data already loaded (${demo.users.length} users)`);
+
+    step(ctx, 5, 'Gateway');
+    const first = demo.users[0];
+    const token = first === undefined ? undefined : await mintToken(config.jwtSecret, first.id, DEV_TOKEN_TTL_SECONDS);
+    // GraphiQL opens signed in as the first demo user.
+    const gateway = await startGateway(ctx, config, token !== undefined ? { graphiqlToken: token } : {});
+    const lines = ['', `Ready in ${seconds(Date.now() - started)}.`, `  GraphiQL:  ${gateway.url}/graphiql`, `  GraphQL:   ${gateway.url}/graphql`];
+    if (first !== undefined && token !== undefined) {
+      lines.push(
+        '',
+        `Token for demo user ${first.username} (id ${first.id}), valid 7 days:`,
+        `  export SHARDQL_TOKEN=${token}`,
+        `  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -H "authorization: Bearer $SHARDQL_TOKEN" \\`,
+        `    -d '{"query":"{ viewer { id username } }"}'`,
+      );
+    }
+    lines.push('', 'Ctrl-C stops the gateway; the stack keeps running (`shardql stack down` stops it).');
+    for (const line of lines) println(ctx.stdout, line);
+    return serveUntilSignal(ctx, gateway);
+  },
+};
+
+export const serverCommands: readonly Command[] = [serve, dev];

@@ -1,0 +1,93 @@
+/** `shardql stack up | down | status`: the local MariaDB/Redis/memcached/etcd stack. */
+import { resolve } from 'node:path';
+import { stackDown, stackStatus, stackUp, type StackInfo } from '../stack/localStack.ts';
+import type { CliContext, Command, ParsedArgs } from './command.ts';
+import { endpointText, seconds, table } from './format.ts';
+import { println } from './runtime.ts';
+
+const DIR_OPTION = { type: 'string', value: 'D', help: 'Stack folder (default: $SHARDQL_STACK_DIR, else <project>/.stack)' } as const;
+
+function dirOf(args: ParsedArgs, ctx: CliContext): string {
+  return resolve(args.string('dir') ?? ctx.stackDir);
+}
+
+/** The addresses of a running stack, one service a line. */
+export function stackAddressLines(info: StackInfo): string[] {
+  const rows: string[][] = [['SERVICE', 'ADDRESS']];
+  for (const h of info.mysql.hosts) {
+    rows.push([`${h.name} primary`, endpointText(h.primary)]);
+    if (h.replica) rows.push([`${h.name} replica`, endpointText(h.replica)]);
+  }
+  rows.push(['redis', endpointText(info.redis)], ['memcached', endpointText(info.memcached)], ['etcd', info.etcd.endpoints.join(',')]);
+  return table(rows);
+}
+
+/** Brings the stack up (idempotent), with progress on stderr. Shared with `shardql dev`. */
+export async function bringStackUp(ctx: CliContext, dir: string, opts: { hosts?: number; replicas?: boolean }): Promise<StackInfo> {
+  const started = Date.now();
+  const info = await stackUp({ dir, ...opts, log: (line) => println(ctx.stderr, `  ${line}`) });
+  println(ctx.stdout, `Stack up in ${dir} (${seconds(Date.now() - started)}); MySQL user '${info.mysql.user}', credentials in ${resolve(dir, 'stack.json')}`);
+  for (const line of stackAddressLines(info)) println(ctx.stdout, `  ${line}`);
+  return info;
+}
+
+const up: Command = {
+  name: 'stack up',
+  summary: 'Start the local stack (MariaDB hosts, Redis, memcached, etcd); reuses a running one',
+  options: {
+    hosts: { type: 'string', value: 'N', help: 'MariaDB primaries (default: as before, else 2)' },
+    replicas: { type: 'boolean', help: 'Give every primary a semi-sync GTID replica' },
+    dir: DIR_OPTION,
+  },
+  details: 'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts or replicas when asked for more.',
+  async run(args, ctx) {
+    const hosts = args.int('hosts', undefined, 1, 64);
+    await bringStackUp(ctx, dirOf(args, ctx), {
+      ...(hosts !== undefined ? { hosts } : {}),
+      ...(args.flag('replicas') ? { replicas: true } : {}),
+    });
+  },
+};
+
+const down: Command = {
+  name: 'stack down',
+  summary: 'Stop every service of the local stack, keeping its data',
+  options: { dir: DIR_OPTION },
+  async run(args, ctx) {
+    const dir = dirOf(args, ctx);
+    const before = await stackStatus(dir);
+    if (before.services.length === 0) {
+      println(ctx.stdout, `No stack in ${dir}: nothing to stop`);
+      return;
+    }
+    const running = before.services.filter((s) => s.pid !== null || s.running).length;
+    await stackDown(dir);
+    println(ctx.stdout, running === 0 ? `Nothing of the stack in ${dir} was running` : `Stack in ${dir} stopped (${running} services; data kept)`);
+  },
+};
+
+const status: Command = {
+  name: 'stack status',
+  summary: 'Show which services of the local stack run, with their pids and addresses',
+  options: { dir: DIR_OPTION },
+  details: 'Exit status: 0 when every service runs, 3 when some do not or there is no stack.',
+  async run(args, ctx) {
+    const dir = dirOf(args, ctx);
+    const st = await stackStatus(dir);
+    if (st.services.length === 0) {
+      println(ctx.stdout, `No stack in ${dir}; start one with \`shardql stack up\``);
+      return 3;
+    }
+    const rows = [['SERVICE', 'STATE', 'PID', 'ADDRESS'], ...st.services.map((s) => [s.name, s.running ? 'running' : s.pid !== null ? 'not answering' : 'stopped', s.pid === null ? '-' : String(s.pid), s.address])];
+    println(ctx.stdout, `Stack in ${dir}`);
+    for (const line of table(rows)) println(ctx.stdout, `  ${line}`);
+    const stopped = st.services.filter((s) => !s.running).length;
+    if (stopped > 0) {
+      println(ctx.stdout, `${stopped} of ${st.services.length} services are not running; \`shardql stack up\` restarts them`);
+      return 3;
+    }
+    return 0;
+  },
+};
+
+export const stackCommands: readonly Command[] = [up, down, status];

@@ -1,0 +1,220 @@
+/** `shardql topology publish | show`: the shard map in etcd. */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { Etcd3 } from 'etcd3';
+import { isShardqlError } from '../core/errors.ts';
+import { MAX_SHARD } from '../core/ids.ts';
+import { evenLayout, parseTopology, type HostedSpan, type Topology, type TopologyDoc } from '../core/topology.ts';
+import type { GatewayConfig } from '../config.ts';
+import type { StackInfo } from '../stack/localStack.ts';
+import { CliError, UsageError, type CliContext, type Command } from './command.ts';
+import { diffTopology } from './diff.ts';
+import { endpointText, spanSize, spansText, table } from './format.ts';
+import { configFor, confirm, println, stackHosts, stackInfo, withEtcd } from './runtime.ts';
+
+/** Shards of the layout `publish` and `dev` build over the local stack unless told otherwise. */
+export const DEFAULT_STACK_SHARDS = 16;
+
+/** The document in etcd as it is, valid or not. */
+export interface PublishedDoc {
+  /** etcd mod revision; null when nothing is published. */
+  readonly modRevision: string | null;
+  readonly raw: string | null;
+  readonly topology: Topology | null;
+  /** Why the stored document is not a valid topology. */
+  readonly problem?: string;
+}
+
+function etcdWhere(config: GatewayConfig): string {
+  return `${config.topologyKey} (etcd ${config.etcdEndpoints.join(',')})`;
+}
+
+export async function readPublished(etcd: Etcd3, config: GatewayConfig): Promise<PublishedDoc> {
+  let res;
+  try {
+    res = await etcd.get(config.topologyKey).exec();
+  } catch (err) {
+    throw new CliError(`Cannot read the topology from etcd at ${config.etcdEndpoints.join(',')}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const kv = res.kvs[0];
+  if (!kv) return { modRevision: null, raw: null, topology: null };
+  const raw = kv.value.toString('utf8');
+  try {
+    return { modRevision: kv.mod_revision, raw, topology: parseTopology(JSON.parse(raw)) };
+  } catch (err) {
+    return { modRevision: kv.mod_revision, raw, topology: null, problem: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * Writes `next` only if the key still has the revision the operator was shown (compare-and-swap),
+ * so a change published meanwhile by someone else is never overwritten unseen. Same serialization
+ * as publishTopology(). Returns the new etcd revision.
+ */
+export async function publishIfUnchanged(etcd: Etcd3, key: string, next: Topology, expectedModRevision: string | null): Promise<string> {
+  const value = JSON.stringify(next.doc, null, 2);
+  const guard = expectedModRevision === null ? etcd.if(key, 'Create', '==', 0) : etcd.if(key, 'Mod', '==', expectedModRevision);
+  const res = await guard.then(etcd.put(key).value(value)).commit();
+  if (!res.succeeded) {
+    throw new CliError(`The topology at ${key} was changed by someone else meanwhile; nothing was published. Run the command again to see the new differences`);
+  }
+  return res.header.revision;
+}
+
+/** The layout `publish` builds without --file: shards dealt evenly over the local stack's hosts. */
+export function stackLayout(info: StackInfo, shards: number, modShards?: number): TopologyDoc {
+  return evenLayout({ hosts: stackHosts(info), shards, ...(modShards !== undefined ? { modShards } : {}) });
+}
+
+function validate(doc: unknown, source: string): Topology {
+  try {
+    return parseTopology(doc);
+  } catch (err) {
+    if (isShardqlError(err, 'INVALID_TOPOLOGY')) throw new CliError(`${source}: ${err.message}`);
+    throw err;
+  }
+}
+
+function readDocFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (err) {
+    throw new CliError(`Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${file} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Prints what would change; returns false when nothing would. */
+export function printChanges(ctx: CliContext, config: GatewayConfig, current: PublishedDoc, next: Topology): boolean {
+  println(ctx.stdout, `Topology at ${etcdWhere(config)}: ${current.modRevision === null ? 'nothing published yet' : `revision ${current.modRevision}`}`);
+  if (current.problem !== undefined) println(ctx.stdout, `  the published document is not valid (${current.problem}); publishing replaces it`);
+  if (current.topology !== null && isDeepStrictEqual(current.topology.doc, next.doc)) {
+    println(ctx.stdout, 'The published topology is already this one: nothing to publish.');
+    return false;
+  }
+  const lines = diffTopology(current.topology?.doc ?? null, next.doc);
+  println(ctx.stdout, 'Changes:');
+  for (const line of lines.length > 0 ? lines : ['  (no routing change; the document differs only in form)']) println(ctx.stdout, `  ${line}`);
+  if (lines.some((l) => /^~ (mod )?shards .* move /.test(l))) {
+    println(ctx.stdout, 'Warning: this re-maps existing shards to other hosts; it does not copy their data. Rows on a moved shard');
+    println(ctx.stdout, 'are unreachable until the data is there (a shard move copies it first, then publishes).');
+  }
+  return true;
+}
+
+const publish: Command = {
+  name: 'topology publish',
+  summary: 'Publish a topology (a file, or N shards over the local stack) to etcd, after showing the changes',
+  options: {
+    shards: { type: 'string', value: 'N', help: `Shards 0..N-1 dealt evenly over the local stack's hosts (default ${DEFAULT_STACK_SHARDS})` },
+    'mod-shards': { type: 'string', value: 'M', help: 'Mod shards 0..M-1 (default min(N, 4096))' },
+    file: { type: 'string', value: 'F', help: 'Publish this JSON topology document instead' },
+    yes: { type: 'boolean', short: 'y', help: 'Do not ask for confirmation (needed when stdin is not a terminal)' },
+    'if-missing': { type: 'boolean', help: 'Publish only if no topology is published yet (for init jobs: never reverts a live map)' },
+  },
+  details:
+    'The document is validated first (ranges cover every open shard, no overlap, known hosts); an invalid one\n' +
+    'is never published. The write is a compare-and-swap on the revision shown, so a change made meanwhile by\n' +
+    'someone else is not overwritten. Gateways watching etcd pick the new map up at once.',
+  async run(args, ctx) {
+    const file = args.string('file');
+    if (file !== undefined && (args.has('shards') || args.has('mod-shards'))) {
+      throw new UsageError('--file publishes the document as it is; --shards and --mod-shards apply only without it');
+    }
+    const config = configFor(ctx);
+    let next: Topology;
+    if (file !== undefined) {
+      next = validate(readDocFile(file), file);
+    } else {
+      const info = stackInfo(ctx);
+      if (info === null) throw new CliError(`No local stack in ${ctx.stackDir}: run \`shardql stack up\` first, or pass --file`);
+      const shards = args.int('shards', DEFAULT_STACK_SHARDS, 1, MAX_SHARD + 1);
+      const modShards = args.int('mod-shards', undefined, 1, MAX_SHARD + 1);
+      next = validate(stackLayout(info, shards, modShards), 'the stack layout');
+    }
+    return withEtcd(config, async (etcd) => {
+      const current = await readPublished(etcd, config);
+      if (args.flag('if-missing') && current.modRevision !== null) {
+        println(ctx.stdout, `A topology is already published at ${etcdWhere(config)} (revision ${current.modRevision}); --if-missing leaves it as it is.`);
+        return 0;
+      }
+      if (!printChanges(ctx, config, current, next)) return 0;
+      if (!args.flag('yes')) {
+        if (!ctx.stdin.isTTY) throw new CliError('Refusing to publish without confirmation: stdin is not a terminal; pass --yes');
+        if (!(await confirm(ctx, `Publish to ${config.topologyKey}?`))) {
+          println(ctx.stdout, 'Not published.');
+          return 1;
+        }
+      }
+      const revision = await publishIfUnchanged(etcd, config.topologyKey, next, current.modRevision);
+      println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}. Run \`shardql provision\` to create any new shard databases.`);
+      return 0;
+    });
+  },
+};
+
+function byHost(ranges: readonly HostedSpan[]): Map<string, HostedSpan[]> {
+  const out = new Map<string, HostedSpan[]>();
+  for (const r of ranges) out.set(r.host, [...(out.get(r.host) ?? []), r]);
+  return out;
+}
+
+/** The readable form of `topology show`. */
+export function describeTopology(doc: TopologyDoc): string[] {
+  const shardRanges = byHost(doc.shards.ranges);
+  const modRanges = byHost(doc.modShard.ranges);
+  const rows = [['HOST', 'PRIMARY', 'REPLICA', 'SHARDS', 'SHARD RANGES', 'MOD SHARDS']];
+  for (const [name, spec] of Object.entries(doc.hosts).sort(([a], [b]) => a.localeCompare(b))) {
+    const ranges = shardRanges.get(name) ?? [];
+    rows.push([
+      name,
+      endpointText(spec.primary),
+      endpointText(spec.replica),
+      String(ranges.reduce((n, r) => n + spanSize(r), 0)),
+      spansText(ranges, false),
+      spansText(modRanges.get(name) ?? []),
+    ]);
+  }
+  const inRanges = doc.shards.ranges.reduce((n, r) => n + spanSize(r), 0);
+  const open = doc.shards.open.reduce((n, r) => n + spanSize(r), 0);
+  return [
+    'Hosts:',
+    ...table(rows).map((l) => `  ${l}`),
+    `Shards: ${inRanges} in ranges, ${open} open to new users: ${spansText(doc.shards.open, false)}`,
+    `Mod shards: ${doc.modShard.count} (md5(key) mod ${doc.modShard.count})`,
+    `Paused shards (writes refused): ${spansText(doc.pausedShards ?? [])}`,
+  ];
+}
+
+const show: Command = {
+  name: 'topology show',
+  summary: 'Print the published topology: hosts, shard ranges, open shards, mod shards, paused shards',
+  options: { json: { type: 'boolean', help: 'Print the document exactly as stored in etcd' } },
+  async run(args, ctx) {
+    const config = configFor(ctx);
+    const current = await withEtcd(config, (etcd) => readPublished(etcd, config));
+    if (current.raw === null) throw new CliError(`No topology is published at ${etcdWhere(config)}; run \`shardql topology publish\``);
+    if (args.flag('json')) {
+      let text = current.raw;
+      try {
+        text = JSON.stringify(JSON.parse(current.raw), null, 2);
+      } catch {
+        // not JSON: print it as stored
+      }
+      println(ctx.stdout, text);
+      return 0;
+    }
+    if (current.topology === null) throw new CliError(`The topology at ${config.topologyKey} is not valid: ${current.problem}; \`shardql topology show --json\` prints it`);
+    println(ctx.stdout, `Topology at ${etcdWhere(config)}, revision ${current.modRevision}`);
+    for (const line of describeTopology(current.topology.doc)) println(ctx.stdout, line);
+    return 0;
+  },
+};
+
+export const topologyCommands: readonly Command[] = [publish, show];
