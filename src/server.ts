@@ -2,6 +2,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
+import memjs from 'memjs';
+import { CacheStats } from './cache/cacheStats.ts';
+import { MemcachedObjects } from './cache/memcachedObjects.ts';
+import { RedisLists } from './cache/redisLists.ts';
+import { GatewayMetrics } from './metrics.ts';
 import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
@@ -35,6 +40,10 @@ export interface GatewayOptions {
   readonly graphiqlToken?: string;
   /** Batch loads per level (default true). False is the N+1 baseline of the benchmark. */
   readonly batching?: boolean;
+  /** Look-aside caches in memcached and Redis (default true). False reads MySQL every time. */
+  readonly caching?: boolean;
+  /** Milliseconds a cache call may take before it counts as a miss. Default 150. */
+  readonly cacheTimeoutMs?: number;
 }
 
 export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
@@ -72,22 +81,54 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const topologyState = { revision: loaded.revision, loadedAt: Date.now() };
   log('topology_loaded', { revision: loaded.revision, hosts: Object.keys(current.doc.hosts).length, openShards: current.openShardCount });
 
-  const storage = createStorage({ topology: () => current, credentials: config.mysql });
-  const redis = new Redis({ host: config.redis.host, port: config.redis.port, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 500 });
-  redis.on('error', () => undefined); // reconnects by itself; callers see a miss meanwhile
+  const cacheTimeoutMs = opts.cacheTimeoutMs ?? 150;
+  // Both clients reconnect by themselves; while a cache is down, reads go to MySQL.
+  const redis = new Redis({
+    host: config.redis.host,
+    port: config.redis.port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: 1000,
+    commandTimeout: cacheTimeoutMs * 2,
+    retryStrategy: (times) => Math.min(50 * times, 1000),
+  });
+  redis.on('error', () => undefined);
   await redis.connect().catch(() => log('redis_unavailable', {}));
+  const memcached = memjs.Client.create(config.memcached.servers, {
+    timeout: cacheTimeoutMs / 1000,
+    conntimeout: 1,
+    retries: 0,
+    failover: false,
+    logger: { log: () => undefined },
+  } as memjs.ClientOptions);
+  const metrics = new GatewayMetrics();
+  const caching = opts.caching ?? true;
+  const storage = createStorage({
+    topology: () => current,
+    credentials: config.mysql,
+    ...(caching
+      ? { cache: { objects: new MemcachedObjects({ client: memcached, timeoutMs: cacheTimeoutMs }), lists: new RedisLists({ redis, timeoutMs: cacheTimeoutMs }) } }
+      : {}),
+    onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
+  });
+  metrics.topologyRevision.set(Number(loaded.revision));
   const writes = new ProductWrites({ storage, topology: () => current });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
 
-  const apollo = createApolloServer({ development, apqCache: new RedisKeyValueCache(redis), log });
+  const apollo = createApolloServer({
+    development,
+    apqCache: new RedisKeyValueCache(redis),
+    log,
+    onResponse: (seconds, failed, ctx) => metrics.recordRequest(seconds, failed, ctx.op.stats, ctx.op.cache),
+  });
   await apollo.start();
 
   const context = async (req: IncomingMessage): Promise<GatewayContext & { showCost: boolean }> => {
     // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
     const viewerId = await viewerFromAuthorization(config.jwtSecret, req.headers.authorization);
-    const stats = new SqlStats();
-    const op = { stats };
+    const op = { stats: new SqlStats(), cache: new CacheStats() };
     return {
       viewerId,
       loaders: createLoaders(storage, op, { batch: opts.batching ?? true }),
@@ -116,6 +157,10 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       }));
       const ok = Object.values(hosts).every((s) => s === 'ok');
       return { ok, details: { topology: { revision: topologyState.revision, ageMs: Date.now() - topologyState.loadedAt }, hosts } };
+    },
+    metrics: async () => {
+      metrics.topologyAge.set((Date.now() - topologyState.loadedAt) / 1000);
+      return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
     log,
   });
@@ -156,6 +201,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       await apollo.stop();
       await storage.close();
       redis.disconnect();
+      memcached.close();
       etcd.close();
       log('stopped', {});
     },

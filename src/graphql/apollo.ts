@@ -17,6 +17,8 @@ export interface ApolloOptions {
   /** Deepest selection allowed. Default 12. */
   readonly maxDepth?: number;
   readonly log: (event: string, fields: Record<string, unknown>) => void;
+  /** Called once per request with its duration and outcome (metrics). */
+  readonly onResponse?: (seconds: number, failed: boolean, ctx: GatewayContext) => void;
 }
 
 /** Codes graphql-js and Apollo give to errors about the request itself: their messages are safe. */
@@ -25,21 +27,32 @@ const REQUEST_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE', 'BAD_REQUEST', 'QUERY_TOO_COMPLEX',
 ]);
 
-/** Cost in SQL of each response, in `extensions.cost`: always in development, on request otherwise. */
-const costPlugin: ApolloServerPlugin<GatewayContext & { showCost: boolean }> = {
+/**
+ * Cost of each response in SQL and cache traffic, in `extensions.cost`: always in development, on
+ * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics.
+ */
+const costPlugin = (onResponse: ApolloOptions['onResponse']): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
   async requestDidStart() {
+    const started = process.hrtime.bigint();
     return {
-      async willSendResponse({ response, contextValue }) {
+      async willSendResponse({ response, contextValue, errors }) {
+        if (contextValue?.op) onResponse?.(Number(process.hrtime.bigint() - started) / 1e9, (errors?.length ?? 0) > 0, contextValue);
         if (!contextValue?.showCost || response.body.kind !== 'single') return;
         const stats = contextValue.op.stats;
         response.body.singleResult.extensions = {
           ...response.body.singleResult.extensions,
-          cost: { sqlRoundTrips: stats.roundTrips, rows: stats.rows, shards: [...stats.shards].sort((a, b) => a - b), hosts: stats.hosts.size },
+          cost: {
+            sqlRoundTrips: stats.roundTrips,
+            rows: stats.rows,
+            shards: [...stats.shards].sort((a, b) => a - b),
+            hosts: stats.hosts.size,
+            cache: contextValue.op.cache.layers,
+          },
         };
       },
     };
   },
-};
+});
 
 /**
  * Apollo Server with the gateway's error policy: our errors keep their code and message; errors
@@ -78,6 +91,6 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     csrfPrevention: true,
     persistedQueries: { cache: opts.apqCache, ttl: 7 * 24 * 3600 },
     validationRules: [depthLimit(opts.maxDepth ?? 12)],
-    plugins: [ApolloServerPluginLandingPageDisabled(), costPlugin],
+    plugins: [ApolloServerPluginLandingPageDisabled(), costPlugin(opts.onResponse)],
   });
 }

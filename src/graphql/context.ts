@@ -3,13 +3,14 @@ import type { Loaders } from '../loaders/loaders.ts';
 import type { ProductWrites } from '../services/writes.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { SqlStats } from '../storage/sqlStats.ts';
+import type { CacheStats } from '../cache/cacheStats.ts';
 
 /** What every resolver gets: the viewer, this request's loaders, the writes, and the cost so far. */
 export interface GatewayContext {
   readonly viewerId: bigint | undefined;
   readonly loaders: Loaders;
   readonly writes: ProductWrites;
-  readonly op: OpContext & { readonly stats: SqlStats };
+  readonly op: OpContext & { readonly stats: SqlStats; readonly cache: CacheStats };
   readonly topology: Topology;
   /** Mints a viewer token for a new user (createUser). */
   readonly mintToken: (userId: bigint) => Promise<string>;

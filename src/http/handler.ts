@@ -15,6 +15,8 @@ export interface HandlerOptions<TContext extends object> {
   readonly trusted?: TrustedDocuments | undefined;
   readonly graphiql?: { readonly defaultQuery: string; readonly defaultHeaders?: Record<string, string> } | undefined;
   readonly ready: () => Promise<{ ok: boolean; details: Record<string, unknown> }>;
+  /** Prometheus exposition for /metrics. */
+  readonly metrics?: () => Promise<{ contentType: string; body: string }>;
   readonly log: Log;
 }
 
@@ -56,6 +58,11 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
         const r = await opts.ready();
         return sendJson(res, r.ok ? 200 : 503, { status: r.ok ? 'ready' : 'not ready', ...r.details });
       }
+      if (url.pathname === '/metrics' && opts.metrics) {
+        const m = await opts.metrics();
+        res.writeHead(200, { 'content-type': m.contentType });
+        return void res.end(m.body);
+      }
       if (opts.graphiql && req.method === 'GET' && (url.pathname === '/graphiql' || url.pathname === '/')) {
         const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql });
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': GRAPHIQL_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
@@ -69,7 +76,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
           return void res.end(asset.body);
         }
       }
-      return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (/graphql, /graphiql, /healthz, /readyz), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
+      return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (/graphql, /graphiql, /healthz, /readyz, /metrics), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       if (isShardqlError(err)) {

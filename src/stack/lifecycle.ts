@@ -49,9 +49,12 @@ async function waitUntilReady(svc: ServiceSpec, pid: number): Promise<void> {
   throw failure(svc, `did not become ready within ${READY_TIMEOUT_MS / 1000} s (pid ${pid} left running)`);
 }
 
+/** Ports a service was killed on can take a moment to be released by the kernel. */
+const PORT_RELEASE_MS = 5000;
+
 async function assertPortsFree(svc: ServiceSpec): Promise<void> {
   for (const port of svc.ports) {
-    if (!(await isPortFree(svc.host, port))) {
+    if (!(await pollUntil(() => isPortFree(svc.host, port), PORT_RELEASE_MS))) {
       throw new StackError(
         `${svc.name}: port ${svc.host}:${port} is taken by a process this stack did not start; ` +
           `stop that process (or delete the stack dir to pick new ports)`,

@@ -3,6 +3,8 @@ import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
+import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
+import type { RedisLists } from '../cache/redisLists.ts';
 
 export interface Storage {
   readonly router: ShardRouter;
@@ -18,6 +20,10 @@ export interface StorageOptions {
   readonly poolSize?: number;
   readonly queryTimeoutMs?: number;
   readonly now?: () => number;
+  /** Look-aside caches: objects in memcached, mapping pages and counts in Redis. Each optional. */
+  readonly cache?: { readonly objects?: MemcachedObjects; readonly lists?: RedisLists };
+  /** A cache invalidation failed after a commit: the stale entry lives until its TTL. */
+  readonly onInvalidationError?: (layer: 'memcached' | 'redis', err: unknown) => void;
 }
 
 /** Wires the stores over one router. Creates no connection until the first query. */
@@ -31,8 +37,8 @@ export function createStorage(opts: StorageOptions): Storage {
   const clock = opts.now ? { now: opts.now } : {};
   return {
     router,
-    objects: new ObjectStore({ router, ...clock }),
-    mappings: new MappingStore({ router, ...clock }),
+    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, onInvalidationError: (e) => opts.onInvalidationError?.('memcached', e) }),
+    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, onInvalidationError: (e) => opts.onInvalidationError?.('redis', e) }),
     lookups: new ModShardStore({ router, ...clock }),
     close: () => router.close(),
   };

@@ -5,6 +5,7 @@ import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
+import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
 
 /** Room left between neighbours in the owner's order, so a move rarely renumbers anything. */
 export const POSITION_GAP = 1024;
@@ -65,6 +66,58 @@ function listTag(req: PageRequest): string {
   return `${req.table}:${req.from}:${req.order === 'owner' ? 'o' : 't'}`;
 }
 
+/** The cache key of one list (one direction of one mapping, for one `from`): pages and count live in it. */
+export const listCacheKey = (tableName: MappingTable, from: bigint): string => `l:${tableName}:${from}`;
+
+interface PageRow {
+  readonly to: bigint;
+  readonly sequence: number;
+  readonly k: bigint;
+}
+
+interface PagePlan {
+  readonly req: PageRequest;
+  readonly i: number;
+  readonly owner: boolean;
+  readonly start: { readonly key: bigint; readonly id: bigint } | undefined;
+  readonly cacheField: ListField;
+}
+
+function planPage(req: PageRequest, i: number): PagePlan {
+  const owner = req.order === 'owner';
+  if (owner && !('ordered' in MAPPINGS[req.table])) {
+    throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
+  }
+  const start = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
+  // The page's identity inside its list: order, size, start position, time range.
+  const field = `p:${owner ? 'o' : 't'}:${req.first}:${start ? `${start.key}:${start.id}` : ''}:${req.since ?? ''}:${req.until ?? ''}`;
+  return { req, i, owner, start: start ? { key: start.key, id: start.id } : undefined, cacheField: { list: listCacheKey(req.table, req.from), field } };
+}
+
+/** The page's rows in its own order (UNION ALL promises none across parts), then edges with cursors. */
+function buildPage(p: PagePlan, rows: readonly PageRow[]): Page {
+  const sorted = [...rows].sort((a, b) => {
+    const byKey = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
+    return p.owner ? byKey : -byKey;
+  });
+  const tag = listTag(p.req);
+  const edges = sorted.slice(0, p.req.first).map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
+  return { edges, hasNextPage: sorted.length > p.req.first, endCursor: edges.at(-1)?.cursor ?? null };
+}
+
+function encodeRows(rows: readonly PageRow[]): string {
+  return JSON.stringify(rows.map((r) => [`${r.to}`, r.sequence, `${r.k}`]));
+}
+
+function decodeRows(text: string): PageRow[] | undefined {
+  try {
+    const v = JSON.parse(text) as [string, number, string][];
+    return v.map(([to, sequence, k]) => ({ to: BigInt(to), sequence, k: BigInt(k) }));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Mapping tables: edges `(from_id, to_id, sequence)` on the shard of `from_id`, and the counts
  * beside them. An edge and its count change in one local transaction. Pages are keyset pages on
@@ -73,10 +126,25 @@ function listTag(req: PageRequest): string {
 export class MappingStore {
   readonly #router: ShardRouter;
   readonly #now: () => number;
+  readonly #lists: RedisLists | undefined;
+  readonly #onInvalidationError: (err: unknown) => void;
 
-  constructor(opts: { router: ShardRouter; now?: () => number }) {
+  constructor(opts: { router: ShardRouter; now?: () => number; cache?: RedisLists | undefined; onInvalidationError?: (err: unknown) => void }) {
     this.#router = opts.router;
     this.#now = opts.now ?? Date.now;
+    this.#lists = opts.cache;
+    this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+  }
+
+  /** Drops the cached pages and counts of lists after a commit. Never fails the committed write. */
+  async #invalidate(lists: readonly string[], ctx: OpContext): Promise<void> {
+    if (!this.#lists || lists.length === 0) return;
+    try {
+      await this.#lists.invalidate(lists, ctx.cache);
+    } catch (err) {
+      ctx.cache?.error('redis');
+      this.#onInvalidationError(err);
+    }
   }
 
   /**
@@ -102,6 +170,10 @@ export class MappingStore {
         async (tx) => {
           for (const i of indexes) results[i] = await this.#applyOne(tx, shard, changes[i]!);
         },
+        ctx,
+      );
+      await this.#invalidate(
+        indexes.filter((i) => results[i]).map((i) => listCacheKey(changes[i]!.table, changes[i]!.from)),
         ctx,
       );
     }
@@ -141,70 +213,108 @@ export class MappingStore {
   /** Like pages, but a failing host fails only its own pages (returned as the error in their place). */
   async pagesSettled(reqs: readonly PageRequest[], ctx: OpContext = {}): Promise<(Page | Error)[]> {
     const out: (Page | Error)[] = new Array<Page | Error>(reqs.length);
-    const indexed = reqs.map((req, i) => ({ req, i }));
-    const byHost = this.#router.groupByHost(indexed, (x) => shardOf(x.req.from));
+    // 1. Plan: validate and decode every request; a bad one fails alone.
+    const plans: PagePlan[] = [];
+    reqs.forEach((req, i) => {
+      try {
+        plans.push(planPage(req, i));
+      } catch (err) {
+        out[i] = err instanceof Error ? err : new Error(String(err));
+      }
+    });
+    // 2. Cache: one pipeline for every page of this level.
+    let misses = plans;
+    const probe = this.#lists
+      ? await this.#lists.probe(
+          plans.map((p) => p.cacheField),
+          ctx.cache,
+        )
+      : undefined;
+    if (probe) {
+      misses = [];
+      plans.forEach((p, j) => {
+        const cached = probe.values.get(j);
+        const rows = cached === undefined ? undefined : decodeRows(cached);
+        if (rows) out[p.i] = buildPage(p, rows);
+        else misses.push(p);
+      });
+    }
+    const probeIndex = new Map(plans.map((p, j) => [p, j]));
+    // 3. MySQL for the misses: one UNION ALL per host.
+    const fills: { field: ListField; value: string; token: ListToken }[] = [];
+    const byHost = this.#router.groupByHost(misses, (p) => shardOf(p.req.from));
     await Promise.all(
       [...byHost.entries()].map(async ([host, items]) => {
         try {
-          const parts: string[] = [];
-          const values: SqlValue[] = [];
-          for (const { req, i } of items) {
-            const shard = shardOf(req.from);
-            const owner = req.order === 'owner';
-            if (owner && !('ordered' in MAPPINGS[req.table])) {
-              throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
-            }
-            const keyCol = owner ? 'position' : 'sequence';
-            const cmp = owner ? '>' : '<';
-            const dir = owner ? 'ASC' : 'DESC';
-            const where = ['from_id = ?'];
-            const v: SqlValue[] = [i, req.from];
-            if (!owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
-            if (!owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
-            const c = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
-            if (c !== undefined) {
-              where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
-              v.push(c.key, c.key, c.id);
-            }
-            v.push(req.first + 1);
-            parts.push(
-              `(SELECT ? AS req, to_id, sequence, ${keyCol} AS k FROM ${table(shard, req.table)} FORCE INDEX (${owner ? 'by_position' : 'by_sequence'}) WHERE ${where.join(' AND ')} ORDER BY ${keyCol} ${dir}, to_id ${dir} LIMIT ?)`,
-            );
-            values.push(...v);
-          }
-          const shards = [...new Set(items.map((x) => shardOf(x.req.from)))];
-          const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
-          const grouped = new Map<number, { to: bigint; sequence: number; k: bigint }[]>();
-          for (const row of rows) {
-            const i = Number(row.req);
-            const list = grouped.get(i) ?? [];
-            list.push({ to: BigInt(row.to_id as string), sequence: Number(row.sequence), k: BigInt(row.k as string) });
-            grouped.set(i, list);
-          }
-          for (const { req, i } of items) {
-            const owner = req.order === 'owner';
-            // UNION ALL promises no order across parts: restore the page's own order.
-            const rowsOf = (grouped.get(i) ?? []).sort((a, b) => {
-              const byKey = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
-              return owner ? byKey : -byKey;
-            });
-            const tag = listTag(req);
-            const edges = rowsOf.slice(0, req.first).map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
-            out[i] = { edges, hasNextPage: rowsOf.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
+          const rowsByPlan = await this.#fetchPages(host, items, ctx);
+          for (const p of items) {
+            const rows = rowsByPlan.get(p.i) ?? [];
+            out[p.i] = buildPage(p, rows);
+            const token = probe?.tokens.get(probeIndex.get(p) ?? -1);
+            if (token !== undefined) fills.push({ field: p.cacheField, value: encodeRows(rows), token });
           }
         } catch (err) {
-          for (const { i } of items) out[i] = err instanceof Error ? err : new Error(String(err));
+          for (const p of items) out[p.i] = err instanceof Error ? err : new Error(String(err));
         }
       }),
     );
+    // 4. Fill what MySQL answered, each only if its list did not change meanwhile.
+    if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
     return out;
   }
 
-  /** Counts in one round trip per host. Missing counts are 0. */
+  async #fetchPages(host: string, items: readonly PagePlan[], ctx: OpContext): Promise<Map<number, PageRow[]>> {
+    const parts: string[] = [];
+    const values: SqlValue[] = [];
+    for (const p of items) {
+      const { req } = p;
+      const shard = shardOf(req.from);
+      const keyCol = p.owner ? 'position' : 'sequence';
+      const cmp = p.owner ? '>' : '<';
+      const dir = p.owner ? 'ASC' : 'DESC';
+      const where = ['from_id = ?'];
+      const v: SqlValue[] = [p.i, req.from];
+      if (!p.owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
+      if (!p.owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
+      if (p.start !== undefined) {
+        where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
+        v.push(p.start.key, p.start.key, p.start.id);
+      }
+      v.push(req.first + 1);
+      parts.push(
+        `(SELECT ? AS req, to_id, sequence, ${keyCol} AS k FROM ${table(shard, req.table)} FORCE INDEX (${p.owner ? 'by_position' : 'by_sequence'}) WHERE ${where.join(' AND ')} ORDER BY ${keyCol} ${dir}, to_id ${dir} LIMIT ?)`,
+      );
+      values.push(...v);
+    }
+    const shards = [...new Set(items.map((p) => shardOf(p.req.from)))];
+    const rows = await this.#router.query(host, shards, parts.join('\nUNION ALL\n'), values, ctx);
+    const grouped = new Map<number, PageRow[]>();
+    for (const row of rows) {
+      const i = Number(row.req);
+      const list = grouped.get(i) ?? [];
+      list.push({ to: BigInt(row.to_id as string), sequence: Number(row.sequence), k: BigInt(row.k as string) });
+      grouped.set(i, list);
+    }
+    return grouped;
+  }
+
+  /** Counts, from the cache or one round trip per host. Missing counts are 0. */
   async counts(keys: readonly CountKey[], ctx: OpContext = {}): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const k of keys) out.set(countKey(k.id, k.kind), 0);
-    const byHost = this.#router.groupByHost(keys, (k) => shardOf(k.id));
+    let misses = [...keys];
+    const fields = keys.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
+    const probe = this.#lists ? await this.#lists.probe(fields, ctx.cache) : undefined;
+    if (probe) {
+      misses = [];
+      keys.forEach((k, j) => {
+        const v = probe.values.get(j);
+        if (v !== undefined && /^-?\d+$/.test(v)) out.set(countKey(k.id, k.kind), Number(v));
+        else misses.push(k);
+      });
+    }
+    const fromDb = new Map<string, number>();
+    for (const k of misses) fromDb.set(countKey(k.id, k.kind), 0);
+    const byHost = this.#router.groupByHost(misses, (k) => shardOf(k.id));
     await Promise.all(
       [...byHost.entries()].map(async ([host, hostKeys]) => {
         const byShard = new Map<number, CountKey[]>();
@@ -216,9 +326,19 @@ export class MappingStore {
           for (const k of ks) values.push(k.id, k.kind);
         }
         const rows = await this.#router.query(host, [...byShard.keys()], parts.join('\nUNION ALL\n'), values, ctx);
-        for (const r of rows) out.set(countKey(BigInt(r.id as string), String(r.kind)), Number(r.n));
+        for (const r of rows) fromDb.set(countKey(BigInt(r.id as string), String(r.kind)), Number(r.n));
       }),
     );
+    const fills: { field: ListField; value: string; token: ListToken }[] = [];
+    keys.forEach((k, j) => {
+      const key = countKey(k.id, k.kind);
+      const n = fromDb.get(key);
+      if (n === undefined) return;
+      out.set(key, n);
+      const token = probe?.tokens.get(j);
+      if (token !== undefined) fills.push({ field: fields[j]!, value: String(n), token });
+    });
+    if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
     return out;
   }
 
@@ -292,5 +412,6 @@ export class MappingStore {
       },
       ctx,
     );
+    await this.#invalidate([listCacheKey(tableName, from)], ctx);
   }
 }

@@ -4,6 +4,25 @@ import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/
 import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, Row, SqlValue } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
+import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
+
+/** The cache key of an object. */
+export const objectCacheKey = (id: bigint): string => `o:${id}`;
+
+function encodeCached(o: StoredObject): Buffer {
+  return Buffer.from(JSON.stringify({ d: o.data, c: o.createdAt, u: o.updatedAt }));
+}
+
+function decodeCached(id: bigint, raw: Buffer): StoredObject | undefined {
+  const type = typeOf(id);
+  if (type === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw.toString('utf8')) as { d: ObjectData; c: number; u: number };
+    return { id, type, data: v.d, createdAt: v.c, updatedAt: v.u };
+  } catch {
+    return undefined;
+  }
+}
 
 export type ObjectData = Record<string, unknown>;
 
@@ -22,6 +41,10 @@ export function isActive(o: StoredObject): boolean {
 
 export interface ObjectStoreOptions {
   readonly router: ShardRouter;
+  /** Look-aside cache of object rows (memcached). Without it every read goes to MySQL. */
+  readonly cache?: MemcachedObjects | undefined;
+  /** Called when a cache invalidation fails after a commit (the entry then lives until its TTL). */
+  readonly onInvalidationError?: (err: unknown) => void;
   /** Clock, ms. Default Date.now. */
   readonly now?: () => number;
 }
@@ -55,10 +78,25 @@ function tableOf(id: bigint): { type: ObjectType; table: string } {
 export class ObjectStore {
   readonly #router: ShardRouter;
   readonly #now: () => number;
+  readonly #cache: MemcachedObjects | undefined;
+  readonly #onInvalidationError: (err: unknown) => void;
 
   constructor(opts: ObjectStoreOptions) {
     this.#router = opts.router;
     this.#now = opts.now ?? Date.now;
+    this.#cache = opts.cache;
+    this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+  }
+
+  /** Tombstones the cached copies after a commit. Never fails the write that already committed. */
+  async #invalidate(ids: readonly bigint[], ctx: OpContext): Promise<void> {
+    if (!this.#cache) return;
+    try {
+      await this.#cache.invalidate(ids.map(objectCacheKey), ctx.cache);
+    } catch (err) {
+      ctx.cache?.error('memcached');
+      this.#onInvalidationError(err);
+    }
   }
 
   /**
@@ -100,6 +138,33 @@ export class ObjectStore {
    */
   async getManySettled(ids: readonly bigint[], ctx: OpContext = {}): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     const unique = [...new Set(ids)];
+    if (!this.#cache || unique.length === 0) return this.#fetchSettled(unique, ctx);
+    // Look-aside: one multi-get per memcached server; misses from MySQL (one round trip per host),
+    // filled back under the tokens the probe returned.
+    const probe = await this.#cache.probe(unique.map(objectCacheKey), ctx.cache);
+    const found = new Map<bigint, StoredObject>();
+    const misses: bigint[] = [];
+    for (const id of unique) {
+      const raw = probe.values.get(objectCacheKey(id));
+      const cached = raw ? decodeCached(id, raw) : undefined;
+      if (cached) found.set(id, cached);
+      else misses.push(id);
+    }
+    if (misses.length === 0) return { found, failed: new Map() };
+    const fromDb = await this.#fetchSettled(misses, ctx);
+    const fills: { key: string; value: Buffer; token: FillToken }[] = [];
+    for (const [id, o] of fromDb.found) {
+      found.set(id, o);
+      const key = objectCacheKey(id);
+      const token = probe.tokens.get(key);
+      if (token !== undefined) fills.push({ key, value: encodeCached(o), token });
+    }
+    if (fills.length > 0) await this.#cache.fill(fills, ctx.cache);
+    return { found, failed: fromDb.failed };
+  }
+
+  /** Reads rows from MySQL only: one round trip per host. */
+  async #fetchSettled(unique: readonly bigint[], ctx: OpContext): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     const out = new Map<bigint, StoredObject>();
     const failed = new Map<bigint, unknown>();
     const byHost = this.#router.groupByHost(unique, shardOf);
@@ -155,7 +220,7 @@ export class ObjectStore {
     const { type, table } = tableOf(id);
     const { shard, local } = decodeId(id);
     const qualified = `${shardDatabase(shard)}.${table}`;
-    return this.#router.transaction(
+    const updated = await this.#router.transaction(
       shard,
       async (tx) => {
         const rows = await tx.query(`SELECT local_id, data, created_at, updated_at FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
@@ -169,6 +234,8 @@ export class ObjectStore {
       },
       ctx,
     );
+    await this.#invalidate([id], ctx);
+    return updated;
   }
 
   /** Soft delete: `active: false`, filtered on read. Idempotent; returns false if it was not active. */
@@ -176,7 +243,7 @@ export class ObjectStore {
     const { table } = tableOf(id);
     const { shard, local } = decodeId(id);
     const qualified = `${shardDatabase(shard)}.${table}`;
-    return this.#router.transaction(
+    const changed = await this.#router.transaction(
       shard,
       async (tx) => {
         const rows = await tx.query(`SELECT data FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
@@ -193,5 +260,7 @@ export class ObjectStore {
       },
       ctx,
     );
+    if (changed) await this.#invalidate([id], ctx);
+    return changed;
   }
 }

@@ -1,3 +1,5 @@
+import type { CacheStats } from '../cache/cacheStats.ts';
+
 /**
  * What one operation (usually one GraphQL request) cost in SQL: round trips, and the shards and
  * hosts they touched. Passed down explicitly; the router adds to it on every round trip.
@@ -23,4 +25,5 @@ export class SqlStats {
 /** Per-operation context handed to every store call. */
 export interface OpContext {
   readonly stats?: SqlStats;
+  readonly cache?: CacheStats;
 }

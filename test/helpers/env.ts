@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+import memjs from 'memjs';
 import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
 import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
@@ -25,6 +27,25 @@ export function stackHosts(stack: StackInfo): Record<string, HostSpec> {
   return Object.fromEntries(stack.mysql.hosts.map((h) => [h.name, h.replica ? { primary: h.primary, replica: h.replica } : { primary: h.primary }]));
 }
 
+/**
+ * Empties Redis and memcached. Fresh shard databases restart their auto-increments, so IDs of
+ * earlier tests come back for other objects: their cached copies must go with the databases.
+ */
+export async function flushCaches(stack: StackInfo): Promise<void> {
+  const redis = new Redis({ host: stack.redis.host, port: stack.redis.port });
+  try {
+    await redis.flushall();
+  } finally {
+    redis.disconnect();
+  }
+  const mc = memjs.Client.create(`${stack.memcached.host}:${stack.memcached.port}`, { logger: { log: () => undefined } } as memjs.ClientOptions);
+  try {
+    await mc.flush();
+  } finally {
+    mc.close();
+  }
+}
+
 export interface TestEnvOptions {
   /** Shards dealt evenly over the stack's hosts. Default 16. */
   readonly shards?: number;
@@ -46,6 +67,7 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
   });
   await dropAllShards(storage.router, env.topology);
+  await flushCaches(stack);
   await provision({ router: storage.router, topology: env.topology });
   const etcd = new Etcd3({ hosts: [...stack.etcd.endpoints] });
   return Object.assign(env, {

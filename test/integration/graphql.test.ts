@@ -258,8 +258,9 @@ describe('GraphQL: node(id) and bad input', () => {
 
   test('responses carry their SQL cost in development', async () => {
     const r = await gw.gql('{ user(username: "alice") { pins(first: 3) { edges { node { id } } } } }');
-    assert.ok(r.body.extensions.cost.sqlRoundTrips >= 3);
-    assert.ok(Array.isArray(r.body.extensions.cost.shards));
+    const cost = r.body.extensions.cost;
+    assert.ok(Number.isInteger(cost.sqlRoundTrips) && Array.isArray(cost.shards));
+    assert.ok(cost.sqlRoundTrips + cost.cache.memcached.roundTrips + cost.cache.redis.roundTrips >= 3, JSON.stringify(cost));
   });
 });
 

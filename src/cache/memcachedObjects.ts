@@ -1,0 +1,178 @@
+import { createRequire } from 'node:module';
+import type memjs from 'memjs';
+import type { CacheStats } from './cacheStats.ts';
+
+/**
+ * The memcached layer (objects), over memjs's own connections. memjs 1.3 has no multi-get and no
+ * CAS, so the batch operations are written here in the binary protocol and sent through the same
+ * client's sockets: one write of quiet requests closed by a NOOP, one round trip per server.
+ *
+ * Races: a write invalidates by *setting a tombstone* (not deleting), and a reader fills only if
+ * the key is as it found it — `ADD` when it was absent, `SET` with the tombstone's CAS when it was
+ * a tombstone. So a reader that read MySQL before a write and fills after the write's tombstone
+ * fails to fill: no stale value survives. Every entry also has a TTL as a backstop.
+ */
+
+type Response = { header: { opcode: number; status: number; opaque: number; cas: Buffer }; key: Buffer; extras: Buffer; val: Buffer };
+type Callback = ((r: Response) => void) & { quiet?: boolean };
+interface ServerInternals {
+  onResponse(seq: number, fn: Callback): void;
+  onError(seq: number, fn: (err: unknown) => void): void;
+  write(blob: Buffer): void;
+}
+interface ClientInternals {
+  servers: ServerInternals[];
+  seq: number;
+  incrSeq(): void;
+  getServer(key: string): number;
+}
+
+const require = createRequire(import.meta.url);
+const { makeRequestBuffer } = require('memjs/lib/memjs/utils') as {
+  makeRequestBuffer(op: number, key: string | Buffer, extras: string | Buffer, value: string | Buffer, opaque: number): Buffer;
+};
+
+const OP = { SETQ: 0x11, ADDQ: 0x12, GETKQ: 0x0d, NOOP: 0x0a } as const;
+const TOMBSTONE = Buffer.from([0]);
+
+/** A fill token: null when the key was absent, else the CAS of the tombstone found. */
+export type FillToken = Buffer | null;
+
+export interface MemcachedObjectsOptions {
+  readonly client: memjs.Client;
+  /** Seconds a filled object lives. Default 3600. */
+  readonly ttlSeconds?: number;
+  /** Seconds a tombstone lives: longer than any reader's MySQL read. Default 30. */
+  readonly tombstoneSeconds?: number;
+  /** A batch not answered within this many ms reads as all-miss. Default 150. */
+  readonly timeoutMs?: number;
+}
+
+function expiryExtras(seconds: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeUInt32BE(0, 0); // flags
+  b.writeUInt32BE(seconds, 4);
+  return b;
+}
+
+function withCas(request: Buffer, cas: Buffer): Buffer {
+  cas.copy(request, 16);
+  return request;
+}
+
+export class MemcachedObjects {
+  readonly #client: ClientInternals;
+  readonly #ttl: number;
+  readonly #tombstoneTtl: number;
+  readonly #timeoutMs: number;
+
+  constructor(opts: MemcachedObjectsOptions) {
+    this.#client = opts.client as unknown as ClientInternals;
+    this.#ttl = opts.ttlSeconds ?? 3600;
+    this.#tombstoneTtl = opts.tombstoneSeconds ?? 30;
+    this.#timeoutMs = opts.timeoutMs ?? 150;
+  }
+
+  #byServer(keys: readonly string[]): Map<number, string[]> {
+    const out = new Map<number, string[]>();
+    const n = this.#client.servers.length;
+    for (const k of keys) {
+      const i = n > 1 ? this.#client.getServer(k) : 0;
+      out.set(i, [...(out.get(i) ?? []), k]);
+    }
+    return out;
+  }
+
+  /**
+   * Sends quiet requests closed by a NOOP to one server and collects the responses that come
+   * back (quiet requests answer only hits or failures). One round trip.
+   */
+  #batch(server: ServerInternals, build: (seq: number) => Buffer[]): Promise<Response[]> {
+    return new Promise((resolve, reject) => {
+      this.#client.incrSeq();
+      const seq = this.#client.seq;
+      const got: Response[] = [];
+      const timer = setTimeout(() => reject(new Error('cache timeout')), this.#timeoutMs);
+      const cb: Callback = (r) => {
+        if (r.header.opcode === OP.NOOP) {
+          clearTimeout(timer);
+          resolve(got);
+        } else got.push(r);
+      };
+      cb.quiet = true;
+      server.onResponse(seq, cb);
+      server.onError(seq, (err) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      });
+      server.write(Buffer.concat([...build(seq), makeRequestBuffer(OP.NOOP, '', '', '', seq)]));
+    });
+  }
+
+  /**
+   * Looks up many keys: one round trip per server. Returns the values found and, for every key not
+   * found, the token its fill must present. A server that fails or is slow reads as all-miss with
+   * no token (its keys are then not filled).
+   */
+  async probe(keys: readonly string[], stats?: CacheStats): Promise<{ values: Map<string, Buffer>; tokens: Map<string, FillToken> }> {
+    const values = new Map<string, Buffer>();
+    const tokens = new Map<string, FillToken>();
+    await Promise.all(
+      [...this.#byServer(keys)].map(async ([i, list]) => {
+        stats?.roundTrip('memcached');
+        try {
+          const responses = await this.#batch(this.#client.servers[i]!, (seq) => list.map((k) => makeRequestBuffer(OP.GETKQ, k, '', '', seq)));
+          const found = new Map<string, Response>();
+          for (const r of responses) if (r.header.status === 0) found.set(r.key.toString(), r);
+          for (const k of list) {
+            const r = found.get(k);
+            if (!r) tokens.set(k, null);
+            else if (r.val.equals(TOMBSTONE)) tokens.set(k, Buffer.from(r.header.cas));
+            else values.set(k, r.val);
+          }
+        } catch {
+          stats?.error('memcached');
+        }
+      }),
+    );
+    stats?.hits('memcached', values.size);
+    stats?.misses('memcached', keys.length - values.size);
+    return { values, tokens };
+  }
+
+  /** Fills keys read from MySQL, each only if still as its token says: one round trip per server. */
+  async fill(entries: readonly { key: string; value: Buffer; token: FillToken }[], stats?: CacheStats): Promise<void> {
+    const byKey = new Map(entries.map((e) => [e.key, e]));
+    await Promise.all(
+      [...this.#byServer([...byKey.keys()])].map(async ([i, list]) => {
+        stats?.roundTrip('memcached');
+        try {
+          await this.#batch(this.#client.servers[i]!, (seq) =>
+            list.map((k) => {
+              const e = byKey.get(k)!;
+              return e.token === null
+                ? makeRequestBuffer(OP.ADDQ, k, expiryExtras(this.#ttl), e.value, seq)
+                : withCas(makeRequestBuffer(OP.SETQ, k, expiryExtras(this.#ttl), e.value, seq), e.token);
+            }),
+          );
+        } catch {
+          stats?.error('memcached');
+        }
+      }),
+    );
+  }
+
+  /** Replaces keys with tombstones after a write: one round trip per server. Throws if a server fails. */
+  async invalidate(keys: readonly string[], stats?: CacheStats): Promise<void> {
+    await Promise.all(
+      [...this.#byServer(keys)].map(async ([i, list]) => {
+        stats?.roundTrip('memcached');
+        const responses = await this.#batch(this.#client.servers[i]!, (seq) =>
+          list.map((k) => makeRequestBuffer(OP.SETQ, k, expiryExtras(this.#tombstoneTtl), TOMBSTONE, seq)),
+        );
+        const failed = responses.filter((r) => r.header.status !== 0);
+        if (failed.length > 0) throw new Error(`memcached refused ${failed.length} invalidations`);
+      }),
+    );
+  }
+}

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { CacheStats } from './cacheStats.ts';
+
+/**
+ * The Redis layer (mapping pages and counts). Each list — one direction of one mapping for one
+ * `from` — is a hash: its pages and its count are fields, and `_gen` is a generation nonce.
+ * A write invalidates the whole list at once by replacing the hash with a fresh `_gen`; a reader
+ * fills a field only if `_gen` is still the one it saw before reading MySQL (a Lua script checks
+ * and sets atomically). So a reader that raced a write cannot leave a stale page behind.
+ */
+const GEN = '_gen';
+
+const FILL = `
+local gen = redis.call('HGET', KEYS[1], '_gen')
+if (gen or '') ~= ARGV[1] then return 0 end
+if gen == false then redis.call('HSET', KEYS[1], '_gen', ARGV[5]) end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
+const INVALIDATE = `
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], '_gen', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+export interface RedisListsOptions {
+  readonly redis: Redis;
+  /** Milliseconds a list's cached pages live. Default 600000 (10 min). */
+  readonly ttlMs?: number;
+  /** A batch not answered within this many ms reads as all-miss. Default 150. */
+  readonly timeoutMs?: number;
+}
+
+export interface ListField {
+  /** The list's hash key, e.g. `l:board_has_pins:241294…`. */
+  readonly list: string;
+  /** The field inside it: a page key, or `n` for the count. */
+  readonly field: string;
+}
+
+/** What a reader saw before reading MySQL: the generation its fill must still match ('' = none). */
+export type ListToken = string;
+
+function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('cache timeout')), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e: unknown) => (clearTimeout(t), reject(e instanceof Error ? e : new Error(String(e)))),
+    );
+  });
+}
+
+export class RedisLists {
+  readonly #redis: Redis;
+  readonly #ttlMs: number;
+  readonly #timeoutMs: number;
+
+  constructor(opts: RedisListsOptions) {
+    this.#redis = opts.redis;
+    this.#ttlMs = opts.ttlMs ?? 600_000;
+    this.#timeoutMs = opts.timeoutMs ?? 150;
+    this.#redis.defineCommand('shardqlFill', { numberOfKeys: 1, lua: FILL });
+    this.#redis.defineCommand('shardqlInvalidate', { numberOfKeys: 1, lua: INVALIDATE });
+  }
+
+  /**
+   * Reads many fields in one pipeline (one round trip). Returns values found and, for each field
+   * not found, its list's generation token. On a Redis failure everything reads as a miss with
+   * no token (and nothing is filled).
+   */
+  async probe(fields: readonly ListField[], stats?: CacheStats): Promise<{ values: Map<number, string>; tokens: Map<number, ListToken> }> {
+    const values = new Map<number, string>();
+    const tokens = new Map<number, ListToken>();
+    if (fields.length === 0) return { values, tokens };
+    stats?.roundTrip('redis');
+    try {
+      const pipe = this.#redis.pipeline();
+      for (const f of fields) pipe.hmget(f.list, GEN, f.field);
+      const results = (await timeout(pipe.exec(), this.#timeoutMs)) ?? [];
+      fields.forEach((_f, i) => {
+        const [err, res] = results[i] ?? [new Error('no reply'), null];
+        if (err) return;
+        const [gen, value] = res as [string | null, string | null];
+        if (value !== null) values.set(i, value);
+        else tokens.set(i, gen ?? '');
+      });
+    } catch {
+      stats?.error('redis');
+    }
+    stats?.hits('redis', values.size);
+    stats?.misses('redis', fields.length - values.size);
+    return { values, tokens };
+  }
+
+  /** Fills fields read from MySQL, each only if its list's generation is unchanged. One round trip. */
+  async fill(entries: readonly { field: ListField; value: string; token: ListToken }[], stats?: CacheStats): Promise<void> {
+    if (entries.length === 0) return;
+    stats?.roundTrip('redis');
+    try {
+      const pipe = this.#redis.pipeline() as unknown as { shardqlFill(...a: (string | number)[]): void; exec(): Promise<unknown> };
+      for (const e of entries) pipe.shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, randomBytes(8).toString('hex'));
+      await timeout(pipe.exec(), this.#timeoutMs);
+    } catch {
+      stats?.error('redis');
+    }
+  }
+
+  /** Invalidates whole lists (pages and count) after a write. One round trip; throws on failure. */
+  async invalidate(lists: readonly string[], stats?: CacheStats): Promise<void> {
+    if (lists.length === 0) return;
+    stats?.roundTrip('redis');
+    const pipe = this.#redis.pipeline() as unknown as { shardqlInvalidate(...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
+    for (const l of [...new Set(lists)]) pipe.shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs);
+    const results = await timeout(pipe.exec(), this.#timeoutMs);
+    const failed = (results ?? []).find(([err]) => err);
+    if (failed) throw failed[0];
+  }
+}

@@ -1,0 +1,38 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheStats } from './cache/cacheStats.ts';
+import type { SqlStats } from './storage/sqlStats.ts';
+
+/**
+ * Prometheus metrics of one gateway process (prom-client: the standard exposition format and
+ * process metrics, which are not worth writing by hand). Served at /metrics.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #requests = new Counter({ name: 'shardql_requests_total', help: 'GraphQL requests answered', labelNames: ['outcome'], registers: [this.registry] });
+  readonly #duration = new Histogram({
+    name: 'shardql_request_duration_seconds',
+    help: 'GraphQL request duration',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly #sql = new Counter({ name: 'shardql_sql_round_trips_total', help: 'SQL round trips to shard hosts', registers: [this.registry] });
+  readonly #cache = new Counter({ name: 'shardql_cache_operations_total', help: 'Cache hits, misses, errors and round trips', labelNames: ['layer', 'kind'], registers: [this.registry] });
+  readonly topologyRevision = new Gauge({ name: 'shardql_topology_revision', help: 'etcd revision of the topology in force', registers: [this.registry] });
+  readonly topologyAge = new Gauge({ name: 'shardql_topology_age_seconds', help: 'Seconds since the topology in force was confirmed current', registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  recordRequest(seconds: number, failed: boolean, sql: SqlStats, cache: CacheStats): void {
+    this.#requests.inc({ outcome: failed ? 'error' : 'ok' });
+    this.#duration.observe(seconds);
+    this.#sql.inc(sql.roundTrips);
+    for (const [layer, s] of Object.entries(cache.layers)) {
+      this.#cache.inc({ layer, kind: 'hit' }, s.hits);
+      this.#cache.inc({ layer, kind: 'miss' }, s.misses);
+      this.#cache.inc({ layer, kind: 'error' }, s.errors);
+      this.#cache.inc({ layer, kind: 'round_trip' }, s.roundTrips);
+    }
+  }
+}
