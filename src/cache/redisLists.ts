@@ -13,7 +13,7 @@ const GEN = '_gen';
 
 const FILL = `
 local gen = redis.call('HGET', KEYS[1], '_gen')
-if (gen or '') ~= ARGV[1] then return 0 end
+if (gen or '') ~= ARGV[1] and not (ARGV[1] == '' and gen == ARGV[5]) then return 0 end
 if gen == false then redis.call('HSET', KEYS[1], '_gen', ARGV[5]) end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -101,7 +101,13 @@ export class RedisLists {
     stats?.roundTrip('redis');
     try {
       const pipe = this.#redis.pipeline() as unknown as { shardqlFill(...a: (string | number)[]): void; exec(): Promise<unknown> };
-      for (const e of entries) pipe.shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, randomBytes(8).toString('hex'));
+      // Fills of one absent list in one batch share the generation the first of them creates.
+      const newGen = new Map<string, string>();
+      for (const e of entries) {
+        const gen = newGen.get(e.field.list) ?? randomBytes(8).toString('hex');
+        newGen.set(e.field.list, gen);
+        pipe.shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, gen);
+      }
       await timeout(pipe.exec(), this.#timeoutMs);
     } catch {
       stats?.error('redis');

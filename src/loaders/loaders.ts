@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { MappingTable } from '../core/mappings.ts';
 import type { Storage } from '../storage/index.ts';
-import { countKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
+import { countKey, type CountKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
@@ -32,39 +32,67 @@ export interface LoaderOptions {
   readonly batch?: boolean;
 }
 
+type ListRead = { readonly req: PageRequest; readonly count?: undefined } | { readonly count: CountKey; readonly req?: undefined };
+
 export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOptions = {}): Loaders {
   const batch = opts.batch ?? true;
+  const lists = new DataLoader<ListRead, Page | number>(
+    async (reads) => {
+      const reqs: PageRequest[] = [];
+      const counts: CountKey[] = [];
+      for (const r of reads) r.req ? reqs.push(r.req) : counts.push(r.count!);
+      const out = await storage.mappings.readLists(reqs, counts, ctx);
+      let p = 0;
+      return reads.map((r) => (r.req ? out.pages[p++]! : (out.counts.get(countKey(r.count!.id, r.count!.kind)) ?? 0)));
+    },
+    { batch, cache: false, maxBatchSize: 5000 },
+  );
   return {
-    objects: new DataLoader(async (ids) => {
-      const { found, failed } = await storage.objects.getManySettled(ids, ctx);
-      return ids.map((id) => {
-        const err = failed.get(id);
-        if (err !== undefined) return err instanceof Error ? err : new Error(String(err));
-        const o = found.get(id);
-        return o && isActive(o) ? o : null;
-      });
-    }, { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 }),
+    objects: new DataLoader(
+      async (ids) => {
+        const { found, failed } = await storage.objects.getManySettled(ids, ctx);
+        return ids.map((id) => {
+          const err = failed.get(id);
+          if (err !== undefined) return err instanceof Error ? err : new Error(String(err));
+          const o = found.get(id);
+          return o && isActive(o) ? o : null;
+        });
+      },
+      { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 },
+    ),
 
-    pages: new DataLoader(async (reqs) => storage.mappings.pagesSettled(reqs, ctx), { batch, cacheKeyFn: pageKey, maxBatchSize: 2000 }),
+    // Pages and counts asked at one level share one batch: one cache pipeline, then one query of
+    // each kind per host for the misses.
+    pages: new DataLoader((reqs: readonly PageRequest[]) => lists.loadMany(reqs.map((req) => ({ req }))) as Promise<(Page | Error)[]>, {
+      batch: false,
+      cacheKeyFn: pageKey,
+    }),
+    counts: new DataLoader((keys: readonly CountKey[]) => lists.loadMany(keys.map((count) => ({ count }))) as Promise<(number | Error)[]>, {
+      batch: false,
+      cacheKeyFn: (k) => countKey(k.id, k.kind),
+    }),
 
-    counts: new DataLoader(async (keys) => {
-      const found = await storage.mappings.counts(keys, ctx);
-      return keys.map((k) => found.get(countKey(k.id, k.kind)) ?? 0);
-    }, { batch, cacheKeyFn: (k) => countKey(k.id, k.kind), maxBatchSize: 5000 }),
+    edges: new DataLoader(
+      async (keys) => {
+        const byTable = new Map<MappingTable, { from: bigint; to: bigint }[]>();
+        for (const k of keys) byTable.set(k.table, [...(byTable.get(k.table) ?? []), k]);
+        const found = new Set<string>();
+        await Promise.all(
+          [...byTable.entries()].map(async ([table, pairs]) => {
+            for (const key of await storage.mappings.existing(table, pairs, ctx)) found.add(`${table}:${key}`);
+          }),
+        );
+        return keys.map((k) => found.has(`${k.table}:${k.from}:${k.to}`));
+      },
+      { batch, cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` },
+    ),
 
-    edges: new DataLoader(async (keys) => {
-      const byTable = new Map<MappingTable, { from: bigint; to: bigint }[]>();
-      for (const k of keys) byTable.set(k.table, [...(byTable.get(k.table) ?? []), k]);
-      const found = new Set<string>();
-      await Promise.all([...byTable.entries()].map(async ([table, pairs]) => {
-        for (const key of await storage.mappings.existing(table, pairs, ctx)) found.add(`${table}:${key}`);
-      }));
-      return keys.map((k) => found.has(`${k.table}:${k.from}:${k.to}`));
-    }, { batch, cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` }),
-
-    usernames: new DataLoader(async (names) => {
-      const found = await storage.lookups.lookup('username', names, ctx);
-      return names.map((n) => found.get(n) ?? null);
-    }, { batch }),
+    usernames: new DataLoader(
+      async (names) => {
+        const found = await storage.lookups.lookup('username', names, ctx);
+        return names.map((n) => found.get(n) ?? null);
+      },
+      { batch },
+    ),
   };
 }

@@ -212,55 +212,95 @@ export class MappingStore {
 
   /** Like pages, but a failing host fails only its own pages (returned as the error in their place). */
   async pagesSettled(reqs: readonly PageRequest[], ctx: OpContext = {}): Promise<(Page | Error)[]> {
-    const out: (Page | Error)[] = new Array<Page | Error>(reqs.length);
-    // 1. Plan: validate and decode every request; a bad one fails alone.
+    return (await this.readLists(reqs, [], ctx)).pages;
+  }
+
+  /** Counts, from the cache or one round trip per host. Missing counts are 0. */
+  async counts(keys: readonly CountKey[], ctx: OpContext = {}): Promise<Map<string, number>> {
+    const { counts } = await this.readLists([], keys, ctx);
+    for (const v of counts.values()) if (v instanceof Error) throw v;
+    return counts as Map<string, number>;
+  }
+
+  /**
+   * Pages and counts of one level of a query together: one Redis pipeline for all of them, then
+   * for the misses one UNION ALL of pages and one query of counts per host, then one pipeline of
+   * fills. A failing host fails only its own pages and counts.
+   */
+  async readLists(
+    reqs: readonly PageRequest[],
+    countKeys: readonly CountKey[],
+    ctx: OpContext = {},
+  ): Promise<{ pages: (Page | Error)[]; counts: Map<string, number | Error> }> {
+    const pages: (Page | Error)[] = new Array<Page | Error>(reqs.length);
+    const counts = new Map<string, number | Error>();
+    // 1. Plan: validate and decode every page request; a bad one fails alone.
     const plans: PagePlan[] = [];
     reqs.forEach((req, i) => {
       try {
         plans.push(planPage(req, i));
       } catch (err) {
-        out[i] = err instanceof Error ? err : new Error(String(err));
+        pages[i] = err instanceof Error ? err : new Error(String(err));
       }
     });
-    // 2. Cache: one pipeline for every page of this level.
-    let misses = plans;
-    const probe = this.#lists
-      ? await this.#lists.probe(
-          plans.map((p) => p.cacheField),
-          ctx.cache,
-        )
-      : undefined;
+    const countFields = countKeys.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
+    // 2. Cache: one pipeline for every page and count of this level.
+    let pageMisses = plans;
+    let countMisses = [...countKeys];
+    const probe = this.#lists ? await this.#lists.probe([...plans.map((p) => p.cacheField), ...countFields], ctx.cache) : undefined;
     if (probe) {
-      misses = [];
+      pageMisses = [];
       plans.forEach((p, j) => {
         const cached = probe.values.get(j);
         const rows = cached === undefined ? undefined : decodeRows(cached);
-        if (rows) out[p.i] = buildPage(p, rows);
-        else misses.push(p);
+        if (rows) pages[p.i] = buildPage(p, rows);
+        else pageMisses.push(p);
+      });
+      countMisses = [];
+      countKeys.forEach((k, j) => {
+        const v = probe.values.get(plans.length + j);
+        if (v !== undefined && /^-?\d+$/.test(v)) counts.set(countKey(k.id, k.kind), Number(v));
+        else countMisses.push(k);
       });
     }
-    const probeIndex = new Map(plans.map((p, j) => [p, j]));
-    // 3. MySQL for the misses: one UNION ALL per host.
     const fills: { field: ListField; value: string; token: ListToken }[] = [];
-    const byHost = this.#router.groupByHost(misses, (p) => shardOf(p.req.from));
-    await Promise.all(
-      [...byHost.entries()].map(async ([host, items]) => {
+    const tokenOfPlan = new Map(plans.map((p, j) => [p, probe?.tokens.get(j)]));
+    const tokenOfCount = new Map(countKeys.map((k, j) => [countKey(k.id, k.kind), { field: countFields[j]!, token: probe?.tokens.get(plans.length + j) }]));
+    // 3. MySQL for the misses, pages and counts of a host in parallel.
+    const pagesByHost = this.#router.groupByHost(pageMisses, (p) => shardOf(p.req.from));
+    const countsByHost = this.#router.groupByHost(countMisses, (k) => shardOf(k.id));
+    await Promise.all([
+      ...[...pagesByHost.entries()].map(async ([host, items]) => {
         try {
           const rowsByPlan = await this.#fetchPages(host, items, ctx);
           for (const p of items) {
             const rows = rowsByPlan.get(p.i) ?? [];
-            out[p.i] = buildPage(p, rows);
-            const token = probe?.tokens.get(probeIndex.get(p) ?? -1);
+            pages[p.i] = buildPage(p, rows);
+            const token = tokenOfPlan.get(p);
             if (token !== undefined) fills.push({ field: p.cacheField, value: encodeRows(rows), token });
           }
         } catch (err) {
-          for (const p of items) out[p.i] = err instanceof Error ? err : new Error(String(err));
+          for (const p of items) pages[p.i] = err instanceof Error ? err : new Error(String(err));
         }
       }),
-    );
+      ...[...countsByHost.entries()].map(async ([host, keys]) => {
+        try {
+          const found = await this.#fetchCounts(host, keys, ctx);
+          for (const k of keys) {
+            const key = countKey(k.id, k.kind);
+            const n = found.get(key) ?? 0;
+            counts.set(key, n);
+            const t = tokenOfCount.get(key);
+            if (t?.token !== undefined) fills.push({ field: t.field, value: String(n), token: t.token });
+          }
+        } catch (err) {
+          for (const k of keys) counts.set(countKey(k.id, k.kind), err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    ]);
     // 4. Fill what MySQL answered, each only if its list did not change meanwhile.
     if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
-    return out;
+    return { pages, counts };
   }
 
   async #fetchPages(host: string, items: readonly PagePlan[], ctx: OpContext): Promise<Map<number, PageRow[]>> {
@@ -298,48 +338,17 @@ export class MappingStore {
     return grouped;
   }
 
-  /** Counts, from the cache or one round trip per host. Missing counts are 0. */
-  async counts(keys: readonly CountKey[], ctx: OpContext = {}): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    let misses = [...keys];
-    const fields = keys.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
-    const probe = this.#lists ? await this.#lists.probe(fields, ctx.cache) : undefined;
-    if (probe) {
-      misses = [];
-      keys.forEach((k, j) => {
-        const v = probe.values.get(j);
-        if (v !== undefined && /^-?\d+$/.test(v)) out.set(countKey(k.id, k.kind), Number(v));
-        else misses.push(k);
-      });
+  async #fetchCounts(host: string, keys: readonly CountKey[], ctx: OpContext): Promise<Map<string, number>> {
+    const byShard = new Map<number, CountKey[]>();
+    for (const k of keys) byShard.set(shardOf(k.id), [...(byShard.get(shardOf(k.id)) ?? []), k]);
+    const parts: string[] = [];
+    const values: SqlValue[] = [];
+    for (const [shard, ks] of byShard) {
+      parts.push(`SELECT id, kind, n FROM ${table(shard, 'counts')} WHERE (id, kind) IN (${ks.map(() => '(?, ?)').join(', ')})`);
+      for (const k of ks) values.push(k.id, k.kind);
     }
-    const fromDb = new Map<string, number>();
-    for (const k of misses) fromDb.set(countKey(k.id, k.kind), 0);
-    const byHost = this.#router.groupByHost(misses, (k) => shardOf(k.id));
-    await Promise.all(
-      [...byHost.entries()].map(async ([host, hostKeys]) => {
-        const byShard = new Map<number, CountKey[]>();
-        for (const k of hostKeys) byShard.set(shardOf(k.id), [...(byShard.get(shardOf(k.id)) ?? []), k]);
-        const parts: string[] = [];
-        const values: SqlValue[] = [];
-        for (const [shard, ks] of byShard) {
-          parts.push(`SELECT id, kind, n FROM ${table(shard, 'counts')} WHERE (id, kind) IN (${ks.map(() => '(?, ?)').join(', ')})`);
-          for (const k of ks) values.push(k.id, k.kind);
-        }
-        const rows = await this.#router.query(host, [...byShard.keys()], parts.join('\nUNION ALL\n'), values, ctx);
-        for (const r of rows) fromDb.set(countKey(BigInt(r.id as string), String(r.kind)), Number(r.n));
-      }),
-    );
-    const fills: { field: ListField; value: string; token: ListToken }[] = [];
-    keys.forEach((k, j) => {
-      const key = countKey(k.id, k.kind);
-      const n = fromDb.get(key);
-      if (n === undefined) return;
-      out.set(key, n);
-      const token = probe?.tokens.get(j);
-      if (token !== undefined) fills.push({ field: fields[j]!, value: String(n), token });
-    });
-    if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
-    return out;
+    const rows = await this.#router.query(host, [...byShard.keys()], parts.join('\nUNION ALL\n'), values, ctx);
+    return new Map(rows.map((r) => [countKey(BigInt(r.id as string), String(r.kind)), Number(r.n)]));
   }
 
   /** Which of the given edges exist, in one round trip per host. Returns `from:to` keys. */
