@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type memjs from 'memjs';
+import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
 
 /**
@@ -65,6 +66,7 @@ export class MemcachedObjects {
   readonly #ttl: number;
   readonly #tombstoneTtl: number;
   readonly #timeoutMs: number;
+  readonly #breaker = new LayerBreaker();
 
   constructor(opts: MemcachedObjectsOptions) {
     this.#client = opts.client as unknown as ClientInternals;
@@ -117,6 +119,10 @@ export class MemcachedObjects {
   async probe(keys: readonly string[], stats?: CacheStats): Promise<{ values: Map<string, Buffer>; tokens: Map<string, FillToken> }> {
     const values = new Map<string, Buffer>();
     const tokens = new Map<string, FillToken>();
+    if (!(await this.#usable(stats))) {
+      stats?.misses('memcached', keys.length);
+      return { values, tokens };
+    }
     await Promise.all(
       [...this.#byServer(keys)].map(async ([i, list]) => {
         stats?.roundTrip('memcached');
@@ -131,6 +137,7 @@ export class MemcachedObjects {
             else values.set(k, r.val);
           }
         } catch {
+          this.#breaker.failed();
           stats?.error('memcached');
         }
       }),
@@ -156,14 +163,48 @@ export class MemcachedObjects {
             }),
           );
         } catch {
+          this.#breaker.failed();
           stats?.error('memcached');
         }
       }),
     );
   }
 
-  /** Replaces keys with tombstones after a write: one round trip per server. Throws if a server fails. */
+  /**
+   * Whether reads may use the layer: not in its cooldown, and every invalidation that failed
+   * before has now been replayed.
+   */
+  async #usable(stats?: CacheStats): Promise<boolean> {
+    if (!this.#breaker.mayTry()) return false;
+    const pending = this.#breaker.pendingInvalidations;
+    if (pending.length === 0) return true;
+    try {
+      await this.#tombstone(pending, stats);
+      this.#breaker.clearPending(pending);
+      this.#breaker.succeeded();
+      return true;
+    } catch {
+      this.#breaker.failed();
+      return false;
+    }
+  }
+
+  /**
+   * Replaces keys with tombstones after a write. If that fails, the keys are kept and replayed
+   * before this gateway reads the layer again, and the error is rethrown.
+   */
   async invalidate(keys: readonly string[], stats?: CacheStats): Promise<void> {
+    try {
+      await this.#tombstone(keys, stats);
+    } catch (err) {
+      this.#breaker.addPending(keys);
+      this.#breaker.failed();
+      throw err;
+    }
+  }
+
+  /** One round trip per server. Throws if a server fails. */
+  async #tombstone(keys: readonly string[], stats?: CacheStats): Promise<void> {
     await Promise.all(
       [...this.#byServer(keys)].map(async ([i, list]) => {
         stats?.roundTrip('memcached');

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
 
 /**
@@ -57,6 +58,7 @@ export class RedisLists {
   readonly #redis: Redis;
   readonly #ttlMs: number;
   readonly #timeoutMs: number;
+  readonly #breaker = new LayerBreaker();
 
   constructor(opts: RedisListsOptions) {
     this.#redis = opts.redis;
@@ -75,6 +77,10 @@ export class RedisLists {
     const values = new Map<number, string>();
     const tokens = new Map<number, ListToken>();
     if (fields.length === 0) return { values, tokens };
+    if (!(await this.#usable(stats))) {
+      stats?.misses('redis', fields.length);
+      return { values, tokens };
+    }
     stats?.roundTrip('redis');
     try {
       const pipe = this.#redis.pipeline();
@@ -88,6 +94,7 @@ export class RedisLists {
         else tokens.set(i, gen ?? '');
       });
     } catch {
+      this.#breaker.failed();
       stats?.error('redis');
     }
     stats?.hits('redis', values.size);
@@ -110,13 +117,43 @@ export class RedisLists {
       }
       await timeout(pipe.exec(), this.#timeoutMs);
     } catch {
+      this.#breaker.failed();
       stats?.error('redis');
     }
   }
 
-  /** Invalidates whole lists (pages and count) after a write. One round trip; throws on failure. */
+  /** Not in cooldown, and every failed invalidation replayed. */
+  async #usable(stats?: CacheStats): Promise<boolean> {
+    if (!this.#breaker.mayTry()) return false;
+    const pending = this.#breaker.pendingInvalidations;
+    if (pending.length === 0) return true;
+    try {
+      await this.#newGenerations(pending, stats);
+      this.#breaker.clearPending(pending);
+      this.#breaker.succeeded();
+      return true;
+    } catch {
+      this.#breaker.failed();
+      return false;
+    }
+  }
+
+  /**
+   * Invalidates whole lists (pages and count) after a write. One round trip. On failure the lists
+   * are kept and replayed before this gateway reads Redis again, and the error is rethrown.
+   */
   async invalidate(lists: readonly string[], stats?: CacheStats): Promise<void> {
     if (lists.length === 0) return;
+    try {
+      await this.#newGenerations(lists, stats);
+    } catch (err) {
+      this.#breaker.addPending(lists);
+      this.#breaker.failed();
+      throw err;
+    }
+  }
+
+  async #newGenerations(lists: readonly string[], stats?: CacheStats): Promise<void> {
     stats?.roundTrip('redis');
     const pipe = this.#redis.pipeline() as unknown as { shardqlInvalidate(...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
     for (const l of [...new Set(lists)]) pipe.shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs);

@@ -10,7 +10,7 @@ import { RedisLists } from '../../src/cache/redisLists.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { objectCacheKey } from '../../src/storage/objectStore.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
-import { stopService, startService } from '../../src/stack/localStack.ts';
+import { stopService, startService, stackStatus } from '../../src/stack/localStack.ts';
 
 let env: TestEnv;
 let gw: TestGateway;
@@ -166,7 +166,67 @@ describe('Cache: races', () => {
   });
 });
 
+describe('Cache: visibility', () => {
+  test('hits and misses per layer are Prometheus metrics', async () => {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const value = (layer: string, kind: string): number =>
+      Number(new RegExp(`shardql_cache_operations_total\\{layer="${layer}",kind="${kind}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+    for (const layer of ['memcached', 'redis']) {
+      assert.ok(value(layer, 'hit') > 0, `${layer} hits counted`);
+      assert.ok(value(layer, 'miss') > 0, `${layer} misses counted`);
+    }
+  });
+});
+
 describe('Cache: degraded mode', () => {
+  test('a write while memcached hangs shows on every read after, before and after memcached is trusted again', async () => {
+    const me = (await gw.gql('mutation { createUser(input: { username: "hang_writer" }) { user { id } token } }')).body.data.createUser;
+    const board = (await gw.gql('mutation { createBoard(input: { name: "before" }) { id } }', {}, { token: me.token })).body.data.createBoard.id;
+    const read = async () => (await gw.gql('query($b: ID!) { board(id: $b) { name } }', { b: board })).body;
+    await read();
+    assert.equal((await read()).extensions.cost.cache.memcached.hits, 1, 'the board is cached');
+    const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === 'memcached')!.pid!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const r = await gw.gql('mutation($b: ID!) { updateBoard(id: $b, input: { name: "after" }) { name } }', { b: board }, { token: me.token });
+      assert.equal(r.body.data.updateBoard.name, 'after');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // Until the layer is trusted again reads come from MySQL; once it is, the stale copy is gone.
+    let body = await read();
+    for (let i = 0; i < 100 && body.extensions.cost.cache.memcached.roundTrips === 0; i++) {
+      assert.equal(body.data.board.name, 'after');
+      await new Promise((r) => setTimeout(r, 25));
+      body = await read();
+    }
+    assert.ok(body.extensions.cost.cache.memcached.roundTrips > 0, 'memcached is used again');
+    assert.equal(body.data.board.name, 'after');
+    assert.equal((await read()).data.board.name, 'after');
+  });
+
+  for (const service of ['redis', 'memcached'] as const) {
+    test(`with ${service} hung (SIGSTOP) under traffic, requests succeed from MySQL within the cache timeout`, async () => {
+      const user = (await gw.gql('{ user(username: "cached_owner") { id } }')).body.data.user.id;
+      const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === service)?.pid;
+      assert.ok(pid, `${service} runs`);
+      process.kill(pid, 'SIGSTOP');
+      let failures = 0;
+      const started = Date.now();
+      try {
+        for (let i = 0; i < 10; i++) {
+          const r = await gw.gql(PROFILE, { id: user });
+          if (r.status !== 200 || r.body.errors) failures++;
+          assert.ok(r.body.extensions.cost.cache[service].errors > 0 || r.body.extensions.cost.cache[service].hits === 0);
+        }
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      console.log(`# ${service} hung: 10 requests in ${Date.now() - started} ms, ${failures} failed`);
+      assert.equal(failures, 0);
+    });
+  }
+
   for (const service of ['redis', 'memcached'] as const) {
     test(`with ${service} stopped and restarted under traffic, no request fails and caching resumes`, async () => {
       const user = (await gw.gql('{ user(username: "cached_owner") { id } }')).body.data.user.id;

@@ -1,0 +1,44 @@
+/**
+ * The health of one cache layer as this gateway sees it. After a failure or timeout the layer is
+ * skipped for `cooldownMs` (reads go straight to MySQL instead of paying the timeout on every
+ * level of every query). Invalidations that failed are kept and replayed before the layer serves
+ * reads again: a cache that was unreachable, not emptied, may still hold what they were meant to
+ * remove.
+ */
+export class LayerBreaker {
+  readonly #cooldownMs: number;
+  readonly #now: () => number;
+  #openUntil = 0;
+  readonly #pending = new Set<string>();
+
+  constructor(opts: { cooldownMs?: number; now?: () => number } = {}) {
+    this.#cooldownMs = opts.cooldownMs ?? 1000;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Whether a read may try the layer now (closed, or its cooldown is over). */
+  mayTry(): boolean {
+    return this.#now() >= this.#openUntil;
+  }
+
+  failed(): void {
+    this.#openUntil = this.#now() + this.#cooldownMs;
+  }
+
+  succeeded(): void {
+    this.#openUntil = 0;
+  }
+
+  /** Keys whose invalidation failed and must be replayed before reads trust the layer. */
+  get pendingInvalidations(): readonly string[] {
+    return [...this.#pending];
+  }
+
+  addPending(keys: readonly string[]): void {
+    for (const k of keys) this.#pending.add(k);
+  }
+
+  clearPending(keys: readonly string[]): void {
+    for (const k of keys) this.#pending.delete(k);
+  }
+}
