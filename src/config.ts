@@ -1,4 +1,5 @@
 import type { StackInfo } from './stack/localStack.ts';
+import { parseRate, type Rate } from './cache/rateLimits.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -12,12 +13,34 @@ export interface GatewayConfig {
   /** etcd key of the topology document. Default /shardql/topology. */
   readonly topologyKey: string;
   readonly mysql: { readonly user: string; readonly password: string };
+  /**
+   * The operator's account for topology operations (shard copies, promotion, fencing): it may write
+   * through read_only, which the gateway's account must not. Unset: `mysql` is used.
+   */
+  readonly mysqlAdmin?: { readonly user: string; readonly password: string };
+  /** How often the gateway re-reads the topology besides watching it, ms. Default 5000. */
+  readonly topologyRefreshMs?: number;
   readonly redis: { readonly host: string; readonly port: number };
   readonly memcached: { readonly servers: string };
   /** HMAC secret for viewer tokens (HS256). At least 32 bytes. */
   readonly jwtSecret: string;
   /** Path of a persisted-query manifest; when set, only its operations run (trusted documents). */
   readonly trustedDocuments?: string;
+  // Limits and abuse (README "Limits and abuse"): every field optional, defaults in the comments.
+  /** Most rows one operation may touch, estimated before it runs. Default 50000. */
+  readonly maxCost?: number;
+  /** Most SQL round trips one operation may need, estimated before it runs. Default 500. */
+  readonly maxRoundTrips?: number;
+  /** Requests per viewer and per client address. Unset: no limit. */
+  readonly rateLimit?: { readonly perViewer?: Rate | undefined; readonly perAddress?: Rate | undefined };
+  /** Client-side timeout of one SQL statement, ms. Default 5000. */
+  readonly queryTimeoutMs?: number;
+  /** Deadline of one request, ms: SQL that would start after it is refused (REQUEST_TIMEOUT). Default 10000. */
+  readonly requestTimeoutMs?: number;
+  /** Schema introspection. Default: on in development only. */
+  readonly introspection?: boolean;
+  /** Several operations per HTTP request (a JSON array). Default false. */
+  readonly batchedRequests?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -44,7 +67,8 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *
  *   SHARDQL_ENV, SHARDQL_PORT (default 4000), SHARDQL_ETCD (comma-separated URLs),
  *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port),
- *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS
+ *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
+ *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS
  */
 export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
   const mode = env.SHARDQL_ENV ?? (stack ? 'development' : 'production');
@@ -67,5 +91,66 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
     jwtSecret,
     ...(trusted ? { trustedDocuments: trusted } : {}),
+    ...limits(env, mode),
+    ...adminAndRefresh(env, stack),
   };
+}
+
+/** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */
+function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
+  const user = env.SHARDQL_MYSQL_ADMIN_USER ?? stack?.mysql.admin?.user;
+  const password = env.SHARDQL_MYSQL_ADMIN_PASSWORD ?? stack?.mysql.admin?.password;
+  if ((user === undefined) !== (password === undefined)) throw new ConfigError('SHARDQL_MYSQL_ADMIN_USER and SHARDQL_MYSQL_ADMIN_PASSWORD must be set together');
+  const refresh = env.SHARDQL_TOPOLOGY_REFRESH_MS;
+  const refreshMs = refresh === undefined ? undefined : Number(refresh);
+  if (refreshMs !== undefined && (!Number.isInteger(refreshMs) || refreshMs < 100)) {
+    throw new ConfigError(`SHARDQL_TOPOLOGY_REFRESH_MS must be an integer number of milliseconds >= 100, got ${JSON.stringify(refresh)}`);
+  }
+  return {
+    ...(user !== undefined && password !== undefined ? { mysqlAdmin: { user, password } } : {}),
+    ...(refreshMs !== undefined ? { topologyRefreshMs: refreshMs } : {}),
+  };
+}
+
+/**
+ * SHARDQL_MAX_COST, SHARDQL_MAX_ROUND_TRIPS, SHARDQL_RATE_LIMIT ("600/60s" per viewer; also per
+ * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
+ * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
+ * SHARDQL_BATCHING=1.
+ */
+function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayConfig> {
+  const int = (name: string, min: number): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`);
+    return n;
+  };
+  const rate = (name: string, fallback: string | undefined): Rate | undefined => {
+    const text = env[name] ?? fallback;
+    if (text === undefined) return undefined;
+    try {
+      return parseRate(text);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  };
+  const flag = (name: string): boolean | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    if (text !== '0' && text !== '1') throw new ConfigError(`${name} must be 1 or 0, got ${JSON.stringify(text)}`);
+    return text === '1';
+  };
+  const perViewer = rate('SHARDQL_RATE_LIMIT', mode === 'production' ? '600/60s' : undefined);
+  const perAddress = rate('SHARDQL_RATE_LIMIT_IP', env.SHARDQL_RATE_LIMIT ?? (mode === 'production' ? '600/60s' : undefined));
+  const out: Record<string, unknown> = {
+    maxCost: int('SHARDQL_MAX_COST', 1),
+    maxRoundTrips: int('SHARDQL_MAX_ROUND_TRIPS', 1),
+    rateLimit: perViewer || perAddress ? { perViewer, perAddress } : undefined,
+    queryTimeoutMs: int('SHARDQL_QUERY_TIMEOUT_MS', 1),
+    requestTimeoutMs: int('SHARDQL_REQUEST_TIMEOUT_MS', 1),
+    introspection: flag('SHARDQL_INTROSPECTION'),
+    batchedRequests: flag('SHARDQL_BATCHING'),
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Partial<GatewayConfig>;
 }

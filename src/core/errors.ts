@@ -21,6 +21,8 @@ export const ErrorCode = {
   PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
   PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  RATE_LIMITED: 'RATE_LIMITED',
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -50,6 +52,8 @@ export const ERROR_CATALOGUE: { readonly [C in ErrorCode]: CatalogueEntry } = {
   PERSISTED_QUERY_NOT_FOUND: { status: 200, retryable: true },
   PERSISTED_QUERY_NOT_ALLOWED: { status: 400, retryable: false },
   QUERY_TOO_COMPLEX: { status: 400, retryable: false },
+  RATE_LIMITED: { status: 429, retryable: true },
+  REQUEST_TIMEOUT: { status: 504, retryable: true },
   INTERNAL_SERVER_ERROR: { status: 500, retryable: false },
 };
 

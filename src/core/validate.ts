@@ -41,6 +41,8 @@ export function checkText(value: string, argument: string, max: number, opts: { 
   if ([...text].length > max) throw invalid(argument, `at most ${max} characters`, value);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) throw invalid(argument, 'text without control characters', value);
+  // A lone surrogate is no character at all: MySQL's utf8mb4 cannot store it.
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) throw invalid(argument, 'well-formed Unicode text', value);
   return text;
 }
 
@@ -75,4 +77,13 @@ export function checkTime(value: string | null | undefined, argument: string): n
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw invalid(argument, 'a real date-time', value);
   return ms;
+}
+
+/** An `Idempotency-Key` header: 1–100 letters, digits, '-', '_', '.', ':'. Absent is fine. */
+export function checkIdempotencyKey(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9._:-]{1,100}$/.test(value)) {
+    throw invalid('the Idempotency-Key header', "1–100 letters, digits, '.', '_', ':' or '-'", value);
+  }
+  return value;
 }

@@ -2,10 +2,11 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isShardqlError } from '../core/errors.ts';
+import { GraphQLError, getVariableValues, type GraphQLFormattedError } from 'graphql';
+import { isShardqlError, type ShardqlError } from '../core/errors.ts';
 import type { GatewayContext } from './context.ts';
-import { depthLimit } from './limits.ts';
+import { checkCost, DEFAULT_COST_BUDGET, estimateCost, type CostBudget, type CostEstimate } from './cost.ts';
+import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
 import { resolvers } from './resolvers.ts';
 import { loadTypeDefs } from './schema.ts';
 
@@ -16,6 +17,12 @@ export interface ApolloOptions {
   readonly apqCache: KeyValueCache<string>;
   /** Deepest selection allowed. Default 12. */
   readonly maxDepth?: number;
+  /** What one operation may cost (rows, SQL round trips), estimated before it runs. Default 50000 rows, 500 round trips. */
+  readonly costBudget?: CostBudget;
+  /** Schema introspection. Default: on in development only. */
+  readonly introspection?: boolean;
+  /** Several operations in one HTTP request (a JSON array). Default false. */
+  readonly batching?: boolean;
   readonly log: (event: string, fields: Record<string, unknown>) => void;
   /** Called once per request with its duration and outcome (metrics). */
   readonly onResponse?: (seconds: number, failed: boolean, ctx: GatewayContext) => void;
@@ -27,14 +34,36 @@ const REQUEST_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE', 'BAD_REQUEST', 'QUERY_TOO_COMPLEX',
 ]);
 
+/** A refusal before execution, as Apollo wants it thrown: a GraphQLError carrying our error and its HTTP status. */
+function refusal(err: ShardqlError): GraphQLError {
+  return new GraphQLError(err.message, { originalError: err, extensions: { http: { status: 400 } } });
+}
+
 /**
  * Cost of each response in SQL and cache traffic, in `extensions.cost`: always in development, on
- * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics.
+ * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics. Before execution, refuses an
+ * operation whose estimated cost (cost.ts) is over budget, or whose page sizes are out of range.
  */
-const costPlugin = (onResponse: ApolloOptions['onResponse']): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
+const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
   async requestDidStart() {
     const started = process.hrtime.bigint();
+    let estimate: CostEstimate | undefined;
     return {
+      async didResolveOperation({ schema, document, operation, request, contextValue }) {
+        if (!operation) return;
+        if (operation.operation === 'subscription') {
+          throw new GraphQLError('Expected a query or a mutation: this gateway has no subscriptions', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+        }
+        // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
+        const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}, { maxErrors: 1 });
+        const variables = coerced.coerced ?? {};
+        try {
+          estimate = estimateCost({ schema, document, operation, variables, hosts: Object.keys(contextValue.topology.doc.hosts).length });
+          checkCost(estimate, budget);
+        } catch (err) {
+          throw isShardqlError(err) ? refusal(err) : err;
+        }
+      },
       async willSendResponse({ response, contextValue, errors }) {
         if (contextValue?.op) onResponse?.(Number(process.hrtime.bigint() - started) / 1e9, (errors?.length ?? 0) > 0, contextValue);
         if (!contextValue?.showCost || response.body.kind !== 'single') return;
@@ -47,6 +76,7 @@ const costPlugin = (onResponse: ApolloOptions['onResponse']): ApolloServerPlugin
             shards: [...stats.shards].sort((a, b) => a - b),
             hosts: stats.hosts.size,
             cache: contextValue.op.cache.layers,
+            ...(estimate ? { estimate: { rows: estimate.rows, sqlRoundTrips: estimate.roundTrips } } : {}),
           },
         };
       },
@@ -61,18 +91,28 @@ const costPlugin = (onResponse: ApolloOptions['onResponse']): ApolloServerPlugin
  */
 export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayContext & { showCost: boolean }> {
   const formatError = (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
+    const unwrapped = unwrapResolverError(error);
+    // Refusals before execution (limits, cost) carry our error inside Apollo's.
+    const original = unwrapped instanceof GraphQLError && isShardqlError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     const base = { ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}) };
     if (isShardqlError(original)) {
       return { ...base, message: original.message, extensions: { code: original.code, ...original.details, ...(original.retryable ? { retryable: true } : {}) } };
     }
     const code = formatted.extensions?.code;
+    const tokens = code === 'GRAPHQL_PARSE_FAILED' ? /Document contains more tha[nt] (\d+) tokens/.exec(formatted.message) : null;
+    if (tokens) {
+      return { message: `Expected a document of at most ${tokens[1]} tokens, got more`, extensions: { code: 'QUERY_TOO_COMPLEX', limit: 'tokens', max: Number(tokens[1]) } };
+    }
     if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
       const message = opts.development ? formatted.message : formatted.message.replace(/ Did you mean .*$/, '');
       return { ...base, message, extensions: { code } };
     }
     if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && REQUEST_ERROR_CODES.has(original.extensions.code)) {
       return { ...base, message: original.message, extensions: { code: original.extensions.code } };
+    }
+    // Apollo's own refusals of a request (a bad persisted-query version or hash) carry no code.
+    if (original instanceof GraphQLError && original.extensions.code === undefined && original.originalError == null && original.path === undefined && original.extensions.http !== undefined) {
+      return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };
     }
     opts.log('internal_error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original), stack: original instanceof Error ? original.stack : undefined, path: formatted.path });
     return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
@@ -82,15 +122,16 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     typeDefs: loadTypeDefs(),
     resolvers: resolvers as never,
     formatError,
-    introspection: opts.development,
+    introspection: opts.introspection ?? opts.development,
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: !opts.development,
-    allowBatchedHttpRequests: false,
+    allowBatchedHttpRequests: opts.batching ?? false,
     // The CLI owns SIGINT/SIGTERM and drains in-flight requests before stopping Apollo.
     stopOnTerminationSignals: false,
     csrfPrevention: true,
     persistedQueries: { cache: opts.apqCache, ttl: 7 * 24 * 3600 },
-    validationRules: [depthLimit(opts.maxDepth ?? 12)],
-    plugins: [ApolloServerPluginLandingPageDisabled(), costPlugin(opts.onResponse)],
+    parseOptions: { maxTokens: SHAPE_LIMITS.tokens },
+    validationRules: [depthLimit(opts.maxDepth ?? SHAPE_LIMITS.depth), aliasLimit(SHAPE_LIMITS.aliases), directiveLimit(SHAPE_LIMITS.directives)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET)],
   });
 }

@@ -7,6 +7,8 @@ import type { Log } from '../log.ts';
 
 /** Largest request body accepted, bytes. */
 export const MAX_BODY_BYTES = 1_000_000;
+/** Most operations in one batched request, when batching is on. */
+export const MAX_BATCH_OPERATIONS = 10;
 
 export interface HandlerOptions<TContext extends object> {
   readonly apollo: ApolloServer<TContext>;
@@ -18,6 +20,13 @@ export interface HandlerOptions<TContext extends object> {
   /** Prometheus exposition for /metrics. */
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
   readonly log: Log;
+  /** Accept a JSON array of operations (at most MAX_BATCH_OPERATIONS). Default false. */
+  readonly batching?: boolean;
+  /**
+   * Admission (rate limits), after the context is built and before GraphQL runs: throws
+   * ShardqlError RATE_LIMITED with `retryAfterSeconds` to refuse. `operations`: 1, or the batch size.
+   */
+  readonly admit?: (req: IncomingMessage, context: TContext, operations: number) => Promise<void>;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -26,9 +35,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-/** A request refused before GraphQL runs: a GraphQL-shaped error body with a stable code. */
-export function sendError(res: ServerResponse, code: ErrorCode, message: string, status = ERROR_CATALOGUE[code].status): void {
-  sendJson(res, status, { errors: [{ message, extensions: { code } }] });
+/**
+ * A request refused before GraphQL runs: a GraphQL-shaped error body with a stable code. A
+ * `retryAfterSeconds` among `details` is also sent as the Retry-After header.
+ */
+export function sendError(res: ServerResponse, code: ErrorCode, message: string, status = ERROR_CATALOGUE[code].status, details: Record<string, unknown> = {}): void {
+  const retryAfter = details.retryAfterSeconds;
+  const extensions = { code, ...details, ...(ERROR_CATALOGUE[code].retryable ? { retryable: true } : {}) };
+  sendJson(res, status, { errors: [{ message, extensions }] }, typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {});
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -80,8 +94,9 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       if (isShardqlError(err)) {
-        const status = typeof err.details.status === 'number' ? err.details.status : ERROR_CATALOGUE[err.code].status;
-        return sendError(res, err.code, err.message, status);
+        const { status: declared, ...details } = err.details;
+        const status = typeof declared === 'number' ? declared : ERROR_CATALOGUE[err.code].status;
+        return sendError(res, err.code, err.message, status, details);
       }
       opts.log('http_error', { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
       return sendError(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', 500);
@@ -104,15 +119,20 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
       } else {
         body = text;
       }
-      if (Array.isArray(body)) return sendError(res, 'INVALID_ARGUMENT', 'Expected one operation per request: batching is off', 400);
+      if (Array.isArray(body) && !opts.batching) return sendError(res, 'INVALID_ARGUMENT', 'Expected one operation per request: batching is off', 400);
+      if (Array.isArray(body) && (body.length === 0 || body.length > MAX_BATCH_OPERATIONS)) {
+        return sendError(res, 'INVALID_ARGUMENT', `Expected a batch of 1 to ${MAX_BATCH_OPERATIONS} operations, got ${body.length}`, 400);
+      }
     }
     if (opts.trusted) {
       if (req.method !== 'POST' || typeof body !== 'object' || body === null) {
         return sendError(res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs only trusted documents, sent by POST as JSON');
       }
-      body = opts.trusted.resolve(body as Record<string, unknown>);
+      const trusted = opts.trusted;
+      body = Array.isArray(body) ? body.map((b: unknown) => trusted.resolve((b ?? {}) as Record<string, unknown>)) : trusted.resolve(body as Record<string, unknown>);
     }
     const context = await opts.context(req);
+    await opts.admit?.(req, context, Array.isArray(body) ? body.length : 1);
     const response = await opts.apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
       context: async () => context,

@@ -20,7 +20,8 @@ export interface FeedPage {
  */
 export async function homeFeed(loaders: Loaders, viewer: bigint, first: number, after: string | null): Promise<FeedPage> {
   const list = `feed:${viewer}`;
-  const start = after ? decodeCursor(after, list) : undefined;
+  // An empty cursor is a bad cursor, as in every other list, not "from the start".
+  const start = after !== null ? decodeCursor(after, list) : undefined;
   const [users, boards] = await Promise.all([
     loaders.pages.load({ table: 'user_follows_users', from: viewer, first: FEED_MAX_SOURCES }),
     loaders.pages.load({ table: 'user_follows_boards', from: viewer, first: FEED_MAX_SOURCES }),

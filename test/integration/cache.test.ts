@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import memjs from 'memjs';
 import { Redis } from 'ioredis';
 import { freshEnv, flushCaches, type TestEnv } from '../helpers/env.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
 import { MemcachedObjects } from '../../src/cache/memcachedObjects.ts';
 import { RedisLists } from '../../src/cache/redisLists.ts';
@@ -168,7 +168,7 @@ describe('Cache: races', () => {
 
 describe('Cache: visibility', () => {
   test('hits and misses per layer are Prometheus metrics', async () => {
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const { text } = await checkedFetch(env, `${gw.url}/metrics`);
     const value = (layer: string, kind: string): number =>
       Number(new RegExp(`shardql_cache_operations_total\\{layer="${layer}",kind="${kind}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
     for (const layer of ['memcached', 'redis']) {

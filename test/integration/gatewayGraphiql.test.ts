@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
+import { checkedFetch, TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { runGraphiqlSmoke } from '../helpers/graphiqlSmoke.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { startGateway, type RunningGateway } from '../../src/server.ts';
@@ -49,6 +49,7 @@ test('the gateway serves GraphiQL that runs a query against the shards with no i
 });
 
 test('an unknown path is a 404 with a code', async () => {
-  const res = await fetch(`${gateway.url}/nope`);
+  const res = await checkedFetch(env, `${gateway.url}/nope`);
   assert.equal(res.status, 404);
+  assert.equal(res.body.errors[0].extensions.code, 'NOT_FOUND');
 });

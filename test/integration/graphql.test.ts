@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { startTestGateway, codes, type TestGateway } from '../helpers/gateway.ts';
+import { checkedFetch, startTestGateway, codes, type TestGateway } from '../helpers/gateway.ts';
 import { encodeId, shardOf } from '../../src/core/ids.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
 
@@ -250,9 +250,9 @@ describe('GraphQL: node(id) and bad input', () => {
     assert.deepEqual(codes(r), ['GRAPHQL_VALIDATION_FAILED']);
     const parse = await gw.gql('{ viewer { ');
     assert.deepEqual(codes(parse), ['GRAPHQL_PARSE_FAILED']);
-    const raw = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    const raw = await checkedFetch(env, `${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
     assert.equal(raw.status, 400);
-    const batch = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"query":"{viewer{id}}"}]' });
+    const batch = await checkedFetch(env, `${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"query":"{viewer{id}}"}]' });
     assert.equal(batch.status, 400);
   });
 
@@ -302,14 +302,16 @@ describe('GraphQL: round trips follow the join depth, not the data size', () => 
 
   async function profileCost(boardCount: number, pinsPerBoard: number, tag: string): Promise<{ roundTrips: number; hosts: number; pins: number }> {
     const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
-    // Likers on both hosts, so both sizes touch the same hosts at the likers level.
-    const likers: bigint[] = [];
-    const hostsSeen = new Set<string>();
-    for (let i = 0; hostsSeen.size < 2 || likers.length < 4; i++) {
+    // Two likers on each host, alternating, so every pin's likers (the first 2 to 4) span both
+    // hosts and both sizes touch the same hosts at the likers level.
+    const byHost = new Map<string, bigint[]>();
+    for (let i = 0; byHost.size < 2 || [...byHost.values()].some((l) => l.length < 2); i++) {
       const u = await writes.createUser({ username: `${tag}_liker${i}` });
-      hostsSeen.add(env.storage.router.hostOfId(u.id));
-      likers.push(u.id);
+      const host = env.storage.router.hostOfId(u.id);
+      byHost.set(host, [...(byHost.get(host) ?? []), u.id]);
     }
+    const [h1, h2] = [...byHost.values()] as [bigint[], bigint[]];
+    const likers = [h1[0]!, h2[0]!, h1[1]!, h2[1]!];
     const owner = await writes.createUser({ username: `${tag}_owner` });
     for (let b = 0; b < boardCount; b++) {
       const board = await writes.createBoard(owner.id, { name: `board ${b}` });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { startTestGateway, codes, type TestGateway } from '../helpers/gateway.ts';
+import { checkedFetch, startTestGateway, codes, type TestGateway } from '../helpers/gateway.ts';
 import { seedDemo } from '../../src/demo/seed.ts';
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -82,9 +82,9 @@ describe('Trusted documents (manifest allowlist)', () => {
     assert.equal(other.status, 400);
     const unknown = await trusted.gql('', {}, { body: { documentId: sha256('nope') } });
     assert.deepEqual(codes(unknown), ['PERSISTED_QUERY_NOT_FOUND']);
-    const get = await fetch(`${trusted.url}/graphql?query=${encodeURIComponent(ALLOWED)}`, { headers: { 'apollo-require-preflight': '1' } });
+    const get = await checkedFetch(env, `${trusted.url}/graphql?query=${encodeURIComponent(ALLOWED)}`, { headers: { 'apollo-require-preflight': '1' } });
     assert.equal(get.status, 400);
-    assert.deepEqual(((await get.json()) as { errors: { extensions: { code: string } }[] }).errors.map((e: { extensions: { code: string } }) => e.extensions.code), ['PERSISTED_QUERY_NOT_ALLOWED']);
+    assert.deepEqual((get.body as { errors: { extensions: { code: string } }[] }).errors.map((e) => e.extensions.code), ['PERSISTED_QUERY_NOT_ALLOWED']);
   });
 
   test('production hides the SQL cost unless asked for', async () => {

@@ -1,0 +1,225 @@
+import {
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  getArgumentValues,
+  getDirectiveValues,
+  getNamedType,
+  isInterfaceType,
+  isObjectType,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { ShardqlError } from '../core/errors.ts';
+import { checkPageSize } from '../core/validate.ts';
+import { FEED_MAX_SOURCES } from '../loaders/feed.ts';
+
+/**
+ * What an operation may cost before it runs, from its physical plan: every list field reads a
+ * page of mapping rows (`first + 1`) and then `first` objects, and everything below it runs once
+ * per object of the page, so page sizes multiply down a join chain. Counts, `viewer…` flags and
+ * object references read one row per parent object.
+ *
+ * Round trips follow the loaders: every kind of load (lists and counts, objects, edge checks,
+ * username lookups) at one level of the query is one batch, and a batch is at most one round trip
+ * per host. So `roundTrips = levels × hosts` (plus a fixed allowance per mutation), never the
+ * number of objects.
+ *
+ * Example (2 hosts): `{ user(id: …) { boards(first: 10) { edges { node { pins(first: 10) {
+ * edges { node { title } } } } } } } }` → rows 1 + (11 + 10) + 10 × (11 + 10) = 232, levels 5
+ * (user; boards page; boards; pins pages; pins), round trips 10.
+ */
+export interface CostEstimate {
+  /** Upper bound of the rows read or written: mapping rows, objects, counts, edge checks, lookups. */
+  readonly rows: number;
+  /** Batched loads: each is at most one round trip per host. */
+  readonly levels: number;
+  /** levels × hosts, plus WRITE_ROUND_TRIPS per mutation field. */
+  readonly roundTrips: number;
+}
+
+export interface CostBudget {
+  /** Most rows an operation may touch. Default 50000 (SHARDQL_MAX_COST). */
+  readonly rows: number;
+  /** Most SQL round trips an operation may need. Default 500 (SHARDQL_MAX_ROUND_TRIPS). */
+  readonly roundTrips: number;
+}
+
+export const DEFAULT_COST_BUDGET: CostBudget = { rows: 50_000, roundTrips: 500 };
+
+/**
+ * Sources the home feed is charged for. Its real fan-out is the viewer's follows (up to
+ * 2 × FEED_MAX_SOURCES), which no one knows before reading them; the follow lists themselves are
+ * charged in full.
+ */
+export const FEED_COST_SOURCES = 100;
+/** Rows a mutation writes besides what its selection reads: object, edges both ways, counts, intents. */
+export const WRITE_ROWS = 10;
+/** Round trips a mutation takes besides its selection: lookups, locks, both halves of an edge. */
+export const WRITE_ROUND_TRIPS = 8;
+
+export interface EstimateInput {
+  readonly schema: GraphQLSchema;
+  readonly document: DocumentNode;
+  readonly operation: OperationDefinitionNode;
+  /** Coerced variable values (graphql-js `getVariableValues`). */
+  readonly variables: Readonly<Record<string, unknown>>;
+  /** Hosts of the topology in force: one batch is at most one round trip to each. */
+  readonly hosts: number;
+}
+
+const isConnection = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Connection') && 'edges' in t.getFields();
+const isEdge = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Edge') && 'node' in t.getFields();
+/** An object stored in a shard: the Node interface or a type implementing it. */
+const isEntity = (t: GraphQLNamedType): boolean =>
+  (isInterfaceType(t) && t.name === 'Node') || (isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'));
+
+/**
+ * Estimates an operation's cost, or throws INVALID_ARGUMENT for a page size out of 1..100 —
+ * before any resolver, so a huge `first` deep in a query is refused before its parents' SQL runs.
+ */
+export function estimateCost(input: EstimateInput): CostEstimate {
+  const { schema, document, variables } = input;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  let rows = 0;
+  let fixedRoundTrips = 0;
+  const levels = new Set<string>();
+
+  const included = (node: SelectionNode): boolean => {
+    try {
+      if (getDirectiveValues(GraphQLSkipDirective, node, variables as Record<string, unknown>)?.if === true) return false;
+      if (getDirectiveValues(GraphQLIncludeDirective, node, variables as Record<string, unknown>)?.if === false) return false;
+    } catch {
+      // A bad directive argument fails execution before any resolver; count the selection anyway.
+    }
+    return true;
+  };
+
+  const argsOf = (def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
+    try {
+      return getArgumentValues(def, node, variables as Record<string, unknown>);
+    } catch {
+      // Bad argument values fail execution before any resolver runs; charge the largest page.
+      return { first: null, __unreadable: true };
+    }
+  };
+
+  /**
+   * `mult`: how many parent objects this selection runs for. `level`: key of the batch that loads
+   * these parents' dependents (queries: the depth; mutations: also which mutation, as they run one
+   * after another).
+   */
+  const walk = (set: SelectionSetNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>): void => {
+    for (const sel of set.selections) {
+      if (!included(sel)) continue;
+      if (sel.kind === Kind.INLINE_FRAGMENT) {
+        const t = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent;
+        if (t) walk(sel.selectionSet, t, mult, level, seen);
+        continue;
+      }
+      if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        const f = fragments.get(sel.name.value);
+        if (!f || seen.has(f.name.value)) continue;
+        const t = schema.getType(f.typeCondition.name.value);
+        if (t) walk(f.selectionSet, t, mult, level, new Set([...seen, f.name.value]));
+        continue;
+      }
+      field(sel, parent, mult, level, seen);
+    }
+  };
+
+  const field = (node: FieldNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>): void => {
+    const name = node.name.value;
+    if (name.startsWith('__') || !(isObjectType(parent) || isInterfaceType(parent))) return;
+    const def = parent.getFields()[name];
+    if (!def) return;
+    const type = getNamedType(def.type);
+    const args = argsOf(def, node);
+    const below = (m: number, l: string): void => {
+      if (node.selectionSet) walk(node.selectionSet, type, m, l, seen);
+    };
+
+    if (isConnection(type)) {
+      const first = args.__unreadable ? 100 : checkPageSize(args.first as number | null | undefined);
+      if (name === 'homeFeed') {
+        // Both follow lists, then a page of every source, then the merged window's pins.
+        rows += mult * (2 * (FEED_MAX_SOURCES + 1) + FEED_COST_SOURCES * (first + 1) + first);
+        levels.add(`${level}:lists`).add(`${level}:feed-sources`).add(`${level}:feed-pins`);
+      } else {
+        rows += mult * (first + 1 + first);
+        levels.add(`${level}:lists`).add(`${level}:page-objects`);
+      }
+      return below(mult * first, `${level}.`);
+    }
+    if (isEdge(parent) && name === 'node') return below(mult, level); // loaded with its page
+    if (isEntity(type)) {
+      rows += mult;
+      levels.add(`${level}:objects`);
+      if (name === 'user' && args.username != null) {
+        rows += mult;
+        levels.add(`${level}:lookups`);
+      }
+      return below(mult, `${level}.`);
+    }
+    if (isObjectType(type)) return below(mult, level); // payloads, edges, page info: no load of their own
+    if (type.name === 'Int' && name.endsWith('Count')) {
+      rows += mult;
+      levels.add(`${level}:lists`);
+    } else if (type.name === 'Boolean' && name.startsWith('viewer')) {
+      rows += mult;
+      levels.add(`${level}:edges`);
+    }
+  };
+
+  const kind = input.operation.operation;
+  const root = kind === 'mutation' ? schema.getMutationType() : kind === 'query' ? schema.getQueryType() : schema.getSubscriptionType();
+  if (root) {
+    // Root fields through fragments: mutations run one after another, so each has its own levels
+    // and a write of its own; query fields run side by side and share levels.
+    const rootFields: FieldNode[] = [];
+    const collect = (set: SelectionSetNode, seen: ReadonlySet<string>): void => {
+      for (const sel of set.selections) {
+        if (!included(sel)) continue;
+        if (sel.kind === Kind.FIELD) rootFields.push(sel);
+        else if (sel.kind === Kind.INLINE_FRAGMENT) collect(sel.selectionSet, seen);
+        else {
+          const f = fragments.get(sel.name.value);
+          if (f && !seen.has(f.name.value)) collect(f.selectionSet, new Set([...seen, f.name.value]));
+        }
+      }
+    };
+    collect(input.operation.selectionSet, new Set());
+    rootFields.forEach((node, i) => {
+      if (kind !== 'mutation') return field(node, root, 1, 'q', new Set());
+      if (node.name.value.startsWith('__')) return;
+      rows += WRITE_ROWS;
+      fixedRoundTrips += WRITE_ROUND_TRIPS;
+      const def = root.getFields()[node.name.value];
+      if (def && node.selectionSet) walk(node.selectionSet, getNamedType(def.type), 1, `m${i}`, new Set());
+    });
+  }
+  return { rows, levels: levels.size, roundTrips: levels.size * Math.max(1, input.hosts) + fixedRoundTrips };
+}
+
+/** QUERY_TOO_COMPLEX when an estimate is over budget; the error states both. */
+export function checkCost(estimate: CostEstimate, budget: CostBudget): void {
+  if (estimate.rows <= budget.rows && estimate.roundTrips <= budget.roundTrips) return;
+  const what = estimate.rows > budget.rows
+    ? `an operation that touches at most ${budget.rows} rows, got one that can touch ${estimate.rows} (page sizes multiply down nested lists: ask for smaller pages)`
+    : `an operation that needs at most ${budget.roundTrips} SQL round trips, got one that can need ${estimate.roundTrips} (fewer nested levels)`;
+  throw new ShardqlError('QUERY_TOO_COMPLEX', `Expected ${what}`, {
+    limit: 'cost',
+    cost: estimate.rows,
+    budget: budget.rows,
+    sqlRoundTrips: estimate.roundTrips,
+    sqlRoundTripBudget: budget.roundTrips,
+  });
+}

@@ -1,0 +1,54 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { parseRate } from '../../src/cache/rateLimits.ts';
+
+const BASE = {
+  SHARDQL_ETCD: 'http://etcd:2379', SHARDQL_MYSQL_USER: 'u', SHARDQL_MYSQL_PASSWORD: 'p', SHARDQL_REDIS: 'redis:6379',
+  SHARDQL_MEMCACHED: 'mc:11211', SHARDQL_JWT_SECRET: 'x'.repeat(32),
+};
+
+describe('Config: limits and abuse', () => {
+  test('rates: requests per window', () => {
+    const cases: [string, ReturnType<typeof parseRate>][] = [
+      ['600/60s', { limit: 600, windowMs: 60_000 }],
+      ['10/1m', { limit: 10, windowMs: 60_000 }],
+      ['5/500ms', { limit: 5, windowMs: 500 }],
+      ['1000/1h', { limit: 1000, windowMs: 3_600_000 }],
+      ['off', undefined],
+    ];
+    for (const [text, rate] of cases) assert.deepEqual(parseRate(text), rate, text);
+    for (const bad of ['600', '600/', '/60s', '0/60s', '600/60', 'ten/60s', '600/60d']) assert.throws(() => parseRate(bad), RangeError, bad);
+  });
+
+  test('production: rate limits on (600/60s per viewer and per address), introspection and batching off', () => {
+    const c = loadConfig(BASE);
+    assert.equal(c.env, 'production');
+    assert.deepEqual(c.rateLimit, { perViewer: { limit: 600, windowMs: 60_000 }, perAddress: { limit: 600, windowMs: 60_000 } });
+    assert.equal(c.introspection, undefined, 'the default: on in development only');
+    assert.equal(c.batchedRequests, undefined);
+    assert.equal(c.maxCost, undefined);
+  });
+
+  test('every limit can be set, and a rate switched off', () => {
+    const c = loadConfig({
+      ...BASE, SHARDQL_MAX_COST: '1000', SHARDQL_MAX_ROUND_TRIPS: '50', SHARDQL_RATE_LIMIT: '100/10s', SHARDQL_RATE_LIMIT_IP: 'off',
+      SHARDQL_QUERY_TIMEOUT_MS: '250', SHARDQL_REQUEST_TIMEOUT_MS: '2000', SHARDQL_INTROSPECTION: '1', SHARDQL_BATCHING: '1',
+    });
+    assert.equal(c.maxCost, 1000);
+    assert.equal(c.maxRoundTrips, 50);
+    assert.deepEqual(c.rateLimit, { perViewer: { limit: 100, windowMs: 10_000 }, perAddress: undefined });
+    assert.equal(c.queryTimeoutMs, 250);
+    assert.equal(c.requestTimeoutMs, 2000);
+    assert.equal(c.introspection, true);
+    assert.equal(c.batchedRequests, true);
+    assert.equal(loadConfig({ ...BASE, SHARDQL_RATE_LIMIT: 'off' }).rateLimit, undefined);
+    assert.equal(loadConfig({ ...BASE, SHARDQL_ENV: 'development' }).rateLimit, undefined, 'development: off unless set');
+  });
+
+  test('bad values are refused, naming the variable', () => {
+    for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1']] as const) {
+      assert.throws(() => loadConfig({ ...BASE, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
+    }
+  });
+});
