@@ -3,7 +3,7 @@
  * (argv, environment, streams, signals); the commands in src/cli/ get all of it through a context.
  *
  *   shardql stack up|down|status     the local MariaDB/Redis/memcached/etcd stack
- *   shardql topology publish|show    the shard map in etcd
+ *   shardql topology <command>       the shard map in etcd: publish, show, diff, open-range, move, promote, fence
  *   shardql provision                create the shard databases
  *   shardql token <user>             mint a viewer token
  *   shardql serve | dev              run the gateway (dev: everything for a fresh machine first)
@@ -15,12 +15,14 @@ import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { CliError, UsageError, commandHelp, groupHelp, mainHelp, parseCommandArgs, usageLine, type CliContext, type Command } from './cli/command.ts';
 import { dataCommands } from './cli/dataCommands.ts';
+import { repairCommands } from './cli/repairCommands.ts';
 import { serverCommands } from './cli/serverCommands.ts';
 import { stackCommands } from './cli/stackCommands.ts';
 import { topologyCommands } from './cli/topologyCommands.ts';
+import { topologyOpsCommands } from './cli/topologyOpsCommands.ts';
 import { StackError } from './stack/errors.ts';
 
-const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...dataCommands, ...serverCommands];
+const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...repairCommands, ...serverCommands];
 
 const root = resolve(import.meta.dirname, '..');
 

@@ -5,6 +5,7 @@
 # passwords come from the environment.
 #
 #   SHARDQL_MYSQL_USER / SHARDQL_MYSQL_PASSWORD                the gateway's account
+#   SHARDQL_MYSQL_ADMIN_USER / SHARDQL_MYSQL_ADMIN_PASSWORD    operations (promote, fence, move); optional
 #   SHARDQL_REPLICATION_USER / SHARDQL_REPLICATION_PASSWORD    the replication account
 #
 # Both accounts are created with the binlog off, on every instance (as the local stack does): a
@@ -45,6 +46,16 @@ else
     # Same grants as the local stack: the gateway creates shard databases, and promotion and
     # repair need SUPER, READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, … on any instance.
     echo "GRANT ALL PRIVILEGES ON *.* TO '${shardql_user}'@'%' WITH GRANT OPTION;"
+    if [ -n "${SHARDQL_MYSQL_ADMIN_USER:-}" ] && [ -n "${SHARDQL_MYSQL_ADMIN_PASSWORD:-}" ]; then
+      # The gateway's account must not write through read_only, or fencing a demoted primary would
+      # not stop it; the admin account (topology operations) keeps every privilege.
+      admin_user=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_USER")
+      admin_password=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_PASSWORD")
+      echo "REVOKE READ_ONLY ADMIN ON *.* FROM '${shardql_user}'@'%';"
+      echo "CREATE USER IF NOT EXISTS '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
+      echo "ALTER USER '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
+      echo "GRANT ALL PRIVILEGES ON *.* TO '${admin_user}'@'%' WITH GRANT OPTION;"
+    fi
     if [ -n "$repl_user" ]; then
       echo "CREATE USER IF NOT EXISTS '${repl_user}'@'%' IDENTIFIED BY '${repl_password}';"
       echo "ALTER USER '${repl_user}'@'%' IDENTIFIED BY '${repl_password}';"

@@ -1,4 +1,4 @@
-/** `shardql topology publish | show`: the shard map in etcd. */
+/** `shardql topology publish | show | diff`: the shard map in etcd. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -8,7 +8,8 @@ import { MAX_SHARD } from '../core/ids.ts';
 import { evenLayout, parseTopology, type HostedSpan, type Topology, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StackInfo } from '../stack/localStack.ts';
-import { CliError, UsageError, type CliContext, type Command } from './command.ts';
+import { gatewaysBehind, readGateways, type GatewaySeen } from '../topology/etcdTopologySource.ts';
+import { CliError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts';
 import { diffTopology } from './diff.ts';
 import { endpointText, spanSize, spansText, table } from './format.ts';
 import { configFor, confirm, println, stackHosts, stackInfo, withEtcd } from './runtime.ts';
@@ -128,16 +129,7 @@ const publish: Command = {
       throw new UsageError('--file publishes the document as it is; --shards and --mod-shards apply only without it');
     }
     const config = configFor(ctx);
-    let next: Topology;
-    if (file !== undefined) {
-      next = validate(readDocFile(file), file);
-    } else {
-      const info = stackInfo(ctx);
-      if (info === null) throw new CliError(`No local stack in ${ctx.stackDir}: run \`shardql stack up\` first, or pass --file`);
-      const shards = args.int('shards', DEFAULT_STACK_SHARDS, 1, MAX_SHARD + 1);
-      const modShards = args.int('mod-shards', undefined, 1, MAX_SHARD + 1);
-      next = validate(stackLayout(info, shards, modShards), 'the stack layout');
-    }
+    const next = candidate(args, ctx);
     return withEtcd(config, async (etcd) => {
       const current = await readPublished(etcd, config);
       if (args.flag('if-missing') && current.modRevision !== null) {
@@ -156,6 +148,37 @@ const publish: Command = {
       println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}. Run \`shardql provision\` to create any new shard databases.`);
       return 0;
     });
+  },
+};
+
+/** The document `publish` and `diff` compare with the published one: --file, else the stack layout. */
+function candidate(args: ParsedArgs, ctx: CliContext): Topology {
+  const file = args.string('file');
+  if (file !== undefined && (args.has('shards') || args.has('mod-shards'))) {
+    throw new UsageError('--file takes the document as it is; --shards and --mod-shards apply only without it');
+  }
+  if (file !== undefined) return validate(readDocFile(file), file);
+  const info = stackInfo(ctx);
+  if (info === null) throw new CliError(`No local stack in ${ctx.stackDir}: run \`shardql stack up\` first, or pass --file`);
+  const shards = args.int('shards', DEFAULT_STACK_SHARDS, 1, MAX_SHARD + 1);
+  const modShards = args.int('mod-shards', undefined, 1, MAX_SHARD + 1);
+  return validate(stackLayout(info, shards, modShards), 'the stack layout');
+}
+
+const diff: Command = {
+  name: 'topology diff',
+  summary: 'Show what publishing a topology (a file, or N shards over the local stack) would change; changes nothing',
+  options: {
+    file: { type: 'string', value: 'F', help: 'Compare this JSON topology document with the published one' },
+    shards: { type: 'string', value: 'N', help: `Without --file: shards 0..N-1 dealt evenly over the local stack's hosts (default ${DEFAULT_STACK_SHARDS})` },
+    'mod-shards': { type: 'string', value: 'M', help: 'Without --file: mod shards 0..M-1 (default min(N, 4096))' },
+  },
+  async run(args, ctx) {
+    const config = configFor(ctx);
+    const next = candidate(args, ctx);
+    const current = await withEtcd(config, (etcd) => readPublished(etcd, config));
+    printChanges(ctx, config, current, next);
+    return 0;
   },
 };
 
@@ -194,7 +217,7 @@ export function describeTopology(doc: TopologyDoc): string[] {
 
 const show: Command = {
   name: 'topology show',
-  summary: 'Print the published topology: hosts, shard ranges, open shards, mod shards, paused shards',
+  summary: 'Print the published topology: hosts, shard ranges, open shards, mod shards, paused shards, gateways',
   options: { json: { type: 'boolean', help: 'Print the document exactly as stored in etcd' } },
   async run(args, ctx) {
     const config = configFor(ctx);
@@ -213,8 +236,18 @@ const show: Command = {
     if (current.topology === null) throw new CliError(`The topology at ${config.topologyKey} is not valid: ${current.problem}; \`shardql topology show --json\` prints it`);
     println(ctx.stdout, `Topology at ${etcdWhere(config)}, revision ${current.modRevision}`);
     for (const line of describeTopology(current.topology.doc)) println(ctx.stdout, line);
+    const gateways = await withEtcd(config, (etcd) => readGateways(etcd, config.topologyKey)).catch(() => null);
+    if (gateways !== null) println(ctx.stdout, `Gateways: ${gatewaysText(gateways, current.modRevision ?? '0')}`);
     return 0;
   },
 };
 
-export const topologyCommands: readonly Command[] = [publish, show];
+/** `2 serving revision 15, 1 behind (gw-a at 14)`. */
+export function gatewaysText(gateways: readonly GatewaySeen[], revision: string): string {
+  if (gateways.length === 0) return 'none registered';
+  const behind = gatewaysBehind(gateways, revision);
+  const serving = `${gateways.length - behind.length} serving revision ${revision}`;
+  return behind.length === 0 ? serving : `${serving}, ${behind.length} behind (${behind.map((g) => `${g.id} at ${g.revision}`).join(', ')})`;
+}
+
+export const topologyCommands: readonly Command[] = [publish, show, diff];

@@ -75,6 +75,14 @@ export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: num
   return list;
 }
 
+/**
+ * A replica promoted to primary (`shardql topology promote`: RESET SLAVE ALL deletes master.info) must
+ * come back writable when restarted, not read-only like the replica it was.
+ */
+function wasPromoted(inst: MysqlInstance): boolean {
+  return inst.role === 'replica' && existsSync(inst.provisionedMarker) && !existsSync(join(inst.dataDir, 'master.info'));
+}
+
 /** The server configuration; passed with --defaults-file so no system my.cnf leaks in. */
 export function renderCnf(inst: MysqlInstance): string {
   const settings: [string, string | number | null][] = [
@@ -123,7 +131,7 @@ export function renderCnf(inst: MysqlInstance): string {
     ['rpl-semi-sync-master-enabled', inst.semiSyncSource ? 'ON' : 'OFF'],
     ['rpl-semi-sync-master-wait-point', 'AFTER_SYNC'],
     ['rpl-semi-sync-master-timeout', SEMI_SYNC_TIMEOUT_MS],
-    ['read-only', inst.role === 'replica' ? 1 : 0],
+    ['read-only', inst.role === 'replica' && !wasPromoted(inst) ? 1 : 0],
   ];
   // mariadbd refuses to run as root unless told to; the option is meaningless otherwise.
   if (process.getuid?.() === 0) settings.unshift(['user', 'root']);
@@ -197,11 +205,20 @@ async function createUsers(conn: Connection, plan: StackPlan): Promise<void> {
   // (and warned about at every start under skip-name-resolve). Keep root socket-only.
   const [roots] = await conn.query<RowDataPacket[]>("SELECT Host FROM mysql.user WHERE User = 'root' AND Host <> 'localhost'");
   for (const row of roots) await conn.query('DROP USER ?@?', ['root', row['Host'] as string]);
+  const admin = plan.info.mysql.admin;
   for (const host of ['127.0.0.1', 'localhost']) {
     await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [user, host, password]);
     await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [user, host, password]);
     // ALL includes SUPER, READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, ...: what promotion needs.
     await conn.query('GRANT ALL PRIVILEGES ON *.* TO ?@? WITH GRANT OPTION', [user, host]);
+    if (admin) {
+      // The gateway's account must not write through read_only, or fencing a demoted primary
+      // (SET GLOBAL read_only = 1) would not stop it; the admin account keeps every privilege.
+      await conn.query('REVOKE READ_ONLY ADMIN ON *.* FROM ?@?', [user, host]);
+      await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
+      await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
+      await conn.query('GRANT ALL PRIVILEGES ON *.* TO ?@? WITH GRANT OPTION', [admin.user, host]);
+    }
   }
   await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [repl.user, '127.0.0.1', repl.password]);
   await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [repl.user, '127.0.0.1', repl.password]);

@@ -24,6 +24,7 @@ export const INFO_FILE = 'stack.json';
 export const DEFAULT_HOSTS = 2;
 const MYSQL_USER = 'shardql';
 const REPLICATION_USER = 'shardql_repl';
+const ADMIN_USER = 'shardql_admin';
 
 export function hostName(index: number): string {
   return `mysql${String(index + 1).padStart(3, '0')}`;
@@ -80,7 +81,7 @@ async function freshPlan(dir: string): Promise<StackPlan> {
     version: 1,
     info: {
       dir,
-      mysql: { user: MYSQL_USER, password: newPassword(), hosts: [] },
+      mysql: { user: MYSQL_USER, password: newPassword(), admin: { user: ADMIN_USER, password: newPassword() }, hosts: [] },
       replication: { user: REPLICATION_USER, password: newPassword() },
       redis: { host: LOOPBACK, port: redis },
       memcached: { host: LOOPBACK, port: memcached },

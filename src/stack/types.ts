@@ -24,7 +24,12 @@ export interface StackHost {
 
 export interface StackInfo {
   dir: string;
-  mysql: { user: string; password: string; hosts: StackHost[] };
+  /**
+   * `user` is the gateway's account: it cannot write through read_only, so a fenced (demoted)
+   * primary refuses it. `admin`, when present, is the operator's account (promotion, fencing,
+   * shard copies); stacks created before it existed have none and use `user` for everything.
+   */
+  mysql: { user: string; password: string; admin?: { user: string; password: string }; hosts: StackHost[] };
   /** Account replicas use to connect to their primary (exists on every instance, so promotion works). */
   replication?: { user: string; password: string };
   redis: { host: string; port: number };

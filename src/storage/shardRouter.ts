@@ -3,6 +3,7 @@ import type { Pool, PoolConnection, RowDataPacket, ResultSetHeader } from 'mysql
 import { ShardqlError } from '../core/errors.ts';
 import { shardOf } from '../core/ids.ts';
 import type { Endpoint, Topology } from '../core/topology.ts';
+import { checkSqlIdentifiers, type KnownDatabases } from './sqlIdentifiers.ts';
 import type { OpContext } from './sqlStats.ts';
 
 export interface MysqlCredentials {
@@ -20,6 +21,8 @@ export interface ShardRouterOptions {
   readonly queryTimeoutMs?: number;
   /** Connect timeout, ms. Default 2000. */
   readonly connectTimeoutMs?: number;
+  /** A host refused a statement because it is read-only (a demoted primary): the map may be stale. */
+  readonly onReadOnly?: (host: string) => void;
 }
 
 export type SqlValue = string | number | bigint | null | Buffer;
@@ -72,16 +75,20 @@ export class ShardRouter {
     return this.#opts.topology();
   }
 
-  /** The host holding a shard, for reading. */
-  hostOfShard(shard: number): string {
-    const host = this.topology.hostOfShard(shard);
+  /** The host holding a shard, for reading: in the request's map (`ctx.topology`) if it has one. */
+  hostOfShard(shard: number, ctx?: OpContext): string {
+    const host = (ctx?.topology ?? this.topology).hostOfShard(shard);
     if (host === undefined) {
       throw new ShardqlError('INVALID_ID', `Expected an ID on a shard of this deployment, got shard ${shard}`, { reason: 'unknown_shard' });
     }
     return host;
   }
 
-  /** The host holding a shard, for writing: refuses while the shard is paused for a move. */
+  /**
+   * The host holding a shard, for writing: refuses while the shard is paused for a move. Always the
+   * newest map, never a request's snapshot: a write must not land where the newest map says the
+   * shard no longer lives, nor on a shard it pauses.
+   */
   writableHostOfShard(shard: number): string {
     if (this.topology.isPaused(shard)) {
       throw new ShardqlError('WRITES_PAUSED', `Writes to shard ${shard} are paused for maintenance; retry shortly`, { shards: [shard] });
@@ -93,17 +100,17 @@ export class ShardRouter {
     return this.hostOfShard(shardOf(id));
   }
 
-  hostOfModShard(modShard: number): string {
-    const host = this.topology.hostOfModShard(modShard);
+  hostOfModShard(modShard: number, ctx?: OpContext): string {
+    const host = (ctx?.topology ?? this.topology).hostOfModShard(modShard);
     if (host === undefined) throw new ShardqlError('INVALID_TOPOLOGY', `Mod shard ${modShard} has no host`);
     return host;
   }
 
   /** Groups items by the host of their shard: the unit of one round trip. */
-  groupByHost<T>(items: Iterable<T>, shardOfItem: (item: T) => number): Map<string, T[]> {
+  groupByHost<T>(items: Iterable<T>, shardOfItem: (item: T) => number, ctx?: OpContext): Map<string, T[]> {
     const out = new Map<string, T[]>();
     for (const item of items) {
-      const host = this.hostOfShard(shardOfItem(item));
+      const host = this.hostOfShard(shardOfItem(item), ctx);
       const list = out.get(host);
       if (list) list.push(item);
       else out.set(host, [item]);
@@ -111,8 +118,9 @@ export class ShardRouter {
     return out;
   }
 
-  #pool(host: string): Pool {
-    const endpoint: Endpoint = this.topology.hostSpec(host).primary;
+  /** The pool of a host's primary in `topology` (a request's snapshot), else in the newest map. */
+  #pool(host: string, topology?: Topology): Pool {
+    const endpoint: Endpoint = (topology?.doc.hosts[host] ?? this.topology.hostSpec(host)).primary;
     const key = `${endpoint.host}:${endpoint.port}`;
     let pool = this.#pools.get(key);
     if (!pool) {
@@ -135,15 +143,43 @@ export class ShardRouter {
     return pool;
   }
 
+  readonly #known: KnownDatabases = {
+    shard: (s) => this.topology.hostOfShard(s) !== undefined,
+    modShard: (m) => this.topology.hostOfModShard(m) !== undefined,
+  };
+
+  /**
+   * The statement timeout left before the request's deadline (`ctx.deadline`); past it, a read is
+   * not sent at all: REQUEST_TIMEOUT (retryable) for the fields that needed it. Writes (and
+   * transactions) are never cut by the deadline, only by statement timeouts: stopping a
+   * multi-shard write between its steps would only leave work for the repair pass.
+   */
+  #timeoutWithin(ctx: OpContext, shards: readonly number[], sql: string): number {
+    const timeout = this.#opts.queryTimeoutMs ?? 5000;
+    if (ctx.deadline === undefined || !/^\s*\(?\s*SELECT\s/i.test(sql)) return timeout;
+    const left = ctx.deadline - Date.now();
+    if (left <= 0) {
+      throw new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time before reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`, { shards: [...shards] });
+    }
+    return Math.min(timeout, Math.ceil(left));
+  }
+
   /** One statement on a host: exactly one round trip, recorded in `ctx.stats`. */
   async query(host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
+    checkSqlIdentifiers(sql, this.#known);
+    const timeout = this.#timeoutWithin(ctx, shards, sql);
     try {
-      const [rows] = await this.#pool(host).query<Row[]>({ sql, values: values as unknown[], timeout: this.#opts.queryTimeoutMs ?? 5000 });
+      const [rows] = await this.#pool(host, ctx.topology).query<Row[]>({ sql, values: values as unknown[], timeout });
       ctx.stats?.record(host, shards, rows.length);
       return rows;
     } catch (err) {
       ctx.stats?.record(host, shards, 0);
-      throw translate(err, shards);
+      const e = this.#translate(err, host, shards);
+      // A read cut short by the request's deadline (its timeout was clamped to it), not by the host: say so.
+      if (ctx.deadline !== undefined && timeout < (this.#opts.queryTimeoutMs ?? 5000) && Date.now() >= ctx.deadline && e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE') {
+        throw new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time while reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`, { shards: [...shards] }, { cause: err });
+      }
+      throw e;
     }
   }
 
@@ -156,22 +192,50 @@ export class ShardRouter {
     return this.transactionOnHost(host, [shard], fn, ctx);
   }
 
+  /**
+   * Runs `fn` in one transaction on `host`. A transaction InnoDB chose as a deadlock victim was
+   * rolled back whole, so it is run again (up to 4 times, with a short random pause): `fn` must
+   * decide from what it reads, as every caller's does.
+   */
   async transactionOnHost<T>(host: string, shards: readonly number[], fn: (tx: Tx) => Promise<T>, ctx: OpContext = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#transactionOnce(host, shards, fn, ctx);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 4) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8 * attempt));
+      }
+    }
+  }
+
+  async #transactionOnce<T>(host: string, shards: readonly number[], fn: (tx: Tx) => Promise<T>, ctx: OpContext): Promise<T> {
     let conn: PoolConnection;
     try {
       conn = await this.#pool(host).getConnection();
     } catch (err) {
       throw translate(err, shards);
     }
+    // Waiting for a connection can outlast a topology swap: a shard paused (or moved) meanwhile is not written here.
+    const moved = (): number | undefined => shards.find((s) => this.topology.isPaused(s) || this.topology.hostOfShard(s) !== host);
+    const paused = (s: number): ShardqlError => new ShardqlError('WRITES_PAUSED', `Writes to shard ${s} are paused for maintenance; retry shortly`, { shards: [s] });
+    const movedNow = moved();
+    if (movedNow !== undefined) {
+      conn.release();
+      throw paused(movedNow);
+    }
     const timeout = this.#opts.queryTimeoutMs ?? 5000;
     const run = async (sql: string, values: readonly SqlValue[] = []): Promise<unknown> => {
+      checkSqlIdentifiers(sql, this.#known);
       try {
         const [result] = await conn.query({ sql, values: values as unknown[], timeout });
         ctx.stats?.record(host, shards, Array.isArray(result) ? result.length : 0);
         return result;
       } catch (err) {
         ctx.stats?.record(host, shards, 0);
-        throw translate(err, shards);
+        const e = this.#translate(err, host, shards);
+        // A statement cancelled by a shard move (it waited on the source's lock) is a paused write: retryable as such.
+        const gone = e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' ? moved() : undefined;
+        throw gone === undefined ? e : paused(gone);
       }
     };
     const tx: Tx = {
@@ -195,6 +259,12 @@ export class ShardRouter {
       if (broken) conn.destroy();
       else conn.release();
     }
+  }
+
+  #translate(err: unknown, host: string, shards: readonly number[]): unknown {
+    const e = translate(err, shards);
+    if (e instanceof ShardqlError && e.details.readOnly === true) this.#opts.onReadOnly?.(host);
+    return e;
   }
 
   /** One trivial round trip to a host's primary: what readiness checks. */

@@ -1,4 +1,5 @@
 import type { CacheStats } from '../cache/cacheStats.ts';
+import type { Topology } from '../core/topology.ts';
 
 /**
  * What one operation (usually one GraphQL request) cost in SQL: round trips, and the shards and
@@ -26,4 +27,11 @@ export class SqlStats {
 export interface OpContext {
   readonly stats?: SqlStats;
   readonly cache?: CacheStats;
+  /**
+   * The map the request started with: reads resolve hosts with it, so a request in flight during a
+   * topology swap finishes on one map. Writes always follow the newest map (ShardRouter).
+   */
+  readonly topology?: Topology;
+  /** Epoch ms after which no new SQL starts for this operation (REQUEST_TIMEOUT). */
+  readonly deadline?: number;
 }

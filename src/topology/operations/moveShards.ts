@@ -1,0 +1,299 @@
+/**
+ * Moving whole shards to another host, losing no acknowledged write:
+ *
+ *   1. leftover copies on the target (an interrupted earlier move; not routed there) are dropped, and
+ *      the shards' tables are created there empty (DDL is the slow part of a restore: kept out of
+ *      the pause);
+ *   2. the shards' writes are paused (publish `pausedShards`): gateways refuse them with the
+ *      retryable WRITES_PAUSED; reads go on, to the source;
+ *   3. wait until every live gateway serves that revision (each gateway registers the revision it
+ *      serves in etcd), so no gateway starts a write on those shards any more;
+ *   4. lock the shards' tables on the source (FLUSH TABLES … WITH READ LOCK): this waits for write
+ *      transactions already open on them, then blocks any straggler; reads still go on;
+ *   5. dump the rows and restore them into the target (mariadb-dump | mariadb), raise the target's
+ *      auto-increment counters to the source's, then compare row counts, CHECKSUM TABLE and
+ *      auto-increment of every table on both sides;
+ *   6. publish the flip (ranges changed, pause lifted) — the write pause ends here;
+ *   7. wait for the gateways to serve the flip, cancel any straggler still waiting on the source
+ *      lock (it fails, unacknowledged), unlock; drop the source copy only if asked to.
+ *
+ * Any failure before the flip lifts the pause again and leaves the map as it was; a crash leaves the
+ * pause published (writes refused, nothing lost) and running the same move again resumes it.
+ */
+import { shardDatabase, parseTopology, type Endpoint, type ShardSpan, type TopologyDoc } from '../../core/topology.ts';
+import { TopologyOperationError } from './errors.ts';
+import type { CopyLock, Fingerprint, GatewayWaitResult, OperationLog, ShardCopyIo, TopologyStore } from './ports.ts';
+import { assignSpan, intersect, mergeSpans, placementOf, shardsOf, spanLabel, spansOf, subtractSpan } from './spans.ts';
+
+export interface MoveRequest {
+  readonly shards: ShardSpan;
+  /** Host name of the target, already in the topology. */
+  readonly to: string;
+}
+
+export interface MoveSource {
+  readonly host: string;
+  readonly endpoint: Endpoint;
+  readonly shards: readonly number[];
+  readonly databases: readonly string[];
+}
+
+export interface MovePlan {
+  readonly request: MoveRequest;
+  readonly target: { readonly host: string; readonly endpoint: Endpoint };
+  readonly sources: readonly MoveSource[];
+  /** The shards that actually move (those already on the target are left out). */
+  readonly moving: readonly ShardSpan[];
+  /** Published first: the moving shards paused. */
+  readonly pauseDoc: TopologyDoc;
+  /** Published after the copy is verified: ranges on the target, pause lifted. */
+  readonly flipDoc: TopologyDoc;
+  /** Published if the move is called off: the pause lifted, ranges unchanged. */
+  readonly resumeDoc: TopologyDoc;
+  /** The published map already pauses every moving shard (an interrupted move being resumed). */
+  readonly alreadyPaused: boolean;
+}
+
+function withPaused(doc: TopologyDoc, paused: readonly ShardSpan[]): TopologyDoc {
+  const { pausedShards: _dropped, ...rest } = doc;
+  return paused.length > 0 ? { ...rest, pausedShards: mergeSpans(paused) } : rest;
+}
+
+/**
+ * Plans moving `shards` to host `to`. Example: shards 0–7 on mysql001, 8–15 on mysql002, move 6–9 to
+ * mysql003 → sources mysql001 (6, 7) and mysql002 (8, 9); the flip gives [0–5 mysql001, 6–9 mysql003,
+ * 10–15 mysql002]. Refuses shards in no range, an unknown target, and a target on the same server. Pure.
+ */
+export function planMove(doc: TopologyDoc, request: MoveRequest): MovePlan {
+  const { shards, to } = request;
+  const targetSpec = doc.hosts[to];
+  if (targetSpec === undefined) {
+    throw new TopologyOperationError(`Unknown target host '${to}'; the topology has: ${Object.keys(doc.hosts).join(', ')}. Publish the host first`);
+  }
+  const placement = placementOf(doc.shards.ranges, shards);
+  const missing = placement.filter((p) => p.host === undefined);
+  if (missing.length > 0) {
+    throw new TopologyOperationError(
+      `Shards ${missing.map(spanLabel).join(', ')} are in no range: there is nothing to move (open them with \`topology open-range\`)`,
+    );
+  }
+  const bySource = new Map<string, number[]>();
+  for (const p of placement) {
+    if (p.host === to) continue;
+    const list = bySource.get(p.host!) ?? [];
+    for (let s = p.from; s <= p.to; s++) list.push(s);
+    bySource.set(p.host!, list);
+  }
+  if (bySource.size === 0) throw new TopologyOperationError(`Shards ${spanLabel(shards)} are already on ${to}: nothing to move`);
+  const sources: MoveSource[] = [...bySource].map(([host, list]) => {
+    const endpoint = doc.hosts[host]!.primary;
+    if (endpoint.host === targetSpec.primary.host && endpoint.port === targetSpec.primary.port) {
+      throw new TopologyOperationError(`${host} and ${to} are the same server (${endpoint.host}:${endpoint.port}): nothing would be copied`);
+    }
+    return { host, endpoint, shards: list, databases: list.map(shardDatabase) };
+  });
+  const moving = spansOf(sources.flatMap((s) => s.shards));
+  const paused = doc.pausedShards ?? [];
+  const alreadyPaused = moving.every((m) => intersect(paused, m).reduce((n, s) => n + s.to - s.from + 1, 0) === m.to - m.from + 1);
+  let unpaused: ShardSpan[] = [...paused];
+  for (const m of moving) unpaused = subtractSpan(unpaused, m);
+  let ranges = doc.shards.ranges;
+  for (const m of moving) ranges = assignSpan(ranges, m, to);
+  const pauseDoc = withPaused(doc, [...paused, ...moving]);
+  const flipDoc = withPaused({ ...doc, shards: { open: doc.shards.open, ranges } }, unpaused);
+  const resumeDoc = withPaused(doc, unpaused);
+  for (const d of [pauseDoc, flipDoc, resumeDoc]) parseTopology(d);
+  return { request, target: { host: to, endpoint: targetSpec.primary }, sources, moving, pauseDoc, flipDoc, resumeDoc, alreadyPaused };
+}
+
+/** What differs between the source's and the target's copy, one line per table. Empty: identical. Pure. */
+export function compareFingerprints(source: Fingerprint, target: Fingerprint): string[] {
+  const out: string[] = [];
+  for (const [table, s] of source) {
+    const t = target.get(table);
+    if (!t) out.push(`${table}: missing on the target`);
+    else if (s.rows !== t.rows) out.push(`${table}: ${s.rows} rows on the source, ${t.rows} on the target`);
+    else if (s.checksum !== t.checksum) out.push(`${table}: checksum ${s.checksum} on the source, ${t.checksum} on the target`);
+    else if (s.autoIncrement != null && (t.autoIncrement == null || t.autoIncrement < s.autoIncrement)) {
+      out.push(`${table}: next auto-increment ${s.autoIncrement} on the source, ${t.autoIncrement ?? 'none'} on the target (IDs would be handed out twice)`);
+    }
+  }
+  for (const table of target.keys()) if (!source.has(table)) out.push(`${table}: only on the target`);
+  return out;
+}
+
+export interface MoveOptions {
+  /** How long to wait for every gateway to serve the pause (and later the flip), ms. Default 15000 (≥ a dead gateway's 10 s lease). */
+  readonly gatewayTimeoutMs?: number;
+  /** How long to wait for write transactions open on the source tables, ms. Default 10000. */
+  readonly lockTimeoutMs?: number;
+  /** Drop the source databases once every gateway serves the flip. Default false (kept). */
+  readonly dropSource?: boolean;
+}
+
+export interface MoveIo {
+  readonly store: TopologyStore;
+  readonly copier: ShardCopyIo;
+  readonly log?: OperationLog;
+  readonly now?: () => number;
+}
+
+export interface MoveReport {
+  readonly shards: number;
+  readonly tables: number;
+  readonly rows: number;
+  readonly bytes: number;
+  /** Creating the tables on the target, before the pause, ms. */
+  readonly schemaMs: number;
+  /** From the pause being published to the flip being published: how long writes were refused. */
+  readonly writePauseMs: number;
+  /** Parts of the pause: gateways seeing it, open write transactions finishing, copy, verification. */
+  readonly gatewayWaitMs: number;
+  readonly lockWaitMs: number;
+  readonly copyMs: number;
+  readonly verifyMs: number;
+  readonly gateways: number;
+  readonly pauseRevision: string;
+  readonly flipRevision: string;
+  /** Gateways not yet serving the flip when the wait gave up (they still refuse the writes: safe). */
+  readonly lagging: number;
+  readonly stragglersCancelled: number;
+  readonly sourceDropped: boolean;
+}
+
+const DEFAULTS = { gatewayTimeoutMs: 15_000, lockTimeoutMs: 10_000 } as const;
+
+function behindText(w: GatewayWaitResult): string {
+  return w.behind.map((g) => `${g.id} (revision ${g.revision})`).join(', ');
+}
+
+/** Runs a plan made from the map at `expectedRevision`. */
+export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: string, opts: MoveOptions = {}): Promise<MoveReport> {
+  const now = io.now ?? Date.now;
+  const log = io.log ?? (() => undefined);
+  const gatewayTimeoutMs = opts.gatewayTimeoutMs ?? DEFAULTS.gatewayTimeoutMs;
+  const allDatabases = plan.sources.flatMap((s) => s.databases);
+  const target = plan.target.endpoint;
+
+  // 1. Leftovers on the target are not routed there (planMove checked): replace them, and create the
+  //    tables, outside the pause.
+  const leftovers = await io.copier.existingDatabases(target, allDatabases);
+  if (leftovers.length > 0) {
+    log(`Dropping ${leftovers.length} leftover copies on ${plan.target.host} (not routed there): ${leftovers.join(', ')}`);
+    await io.copier.dropDatabases(target, leftovers);
+  }
+  const schemaStarted = now();
+  for (const source of plan.sources) await io.copier.copy(source.endpoint, target, source.databases, 'schema');
+  const schemaMs = now() - schemaStarted;
+  log(`Created the tables of ${allDatabases.length} database(s) on ${plan.target.host} in ${schemaMs} ms`);
+
+  // 2. Pause.
+  const pausedAt = now();
+  const pauseRevision = plan.alreadyPaused ? expectedRevision : await io.store.publish(plan.pauseDoc, expectedRevision);
+  log(`${plan.alreadyPaused ? 'Writes were already paused' : 'Paused writes'} to shards ${plan.moving.map(spanLabel).join(', ')} (revision ${pauseRevision})`);
+
+  const locks: CopyLock[] = [];
+  const callOff = async (why: string): Promise<never> => {
+    await Promise.allSettled(locks.map((l) => l.release()));
+    try {
+      const revision = await io.store.publish(plan.resumeDoc, pauseRevision);
+      throw new TopologyOperationError(`${why}. The move was called off: writes resumed (revision ${revision}), the map is unchanged`);
+    } catch (err) {
+      if (err instanceof TopologyOperationError) throw err;
+      throw new TopologyOperationError(
+        `${why}. The move was called off, but lifting the pause failed (${err instanceof Error ? err.message : String(err)}): writes stay paused until \`topology move\` is run again or the map is published`,
+      );
+    }
+  };
+
+  // 3. Every gateway serves the pause.
+  const seen = await io.store.waitForGateways(pauseRevision, gatewayTimeoutMs);
+  if (seen.behind.length > 0) await callOff(`After ${seen.ms} ms, gateways still serve an older map: ${behindText(seen)}`);
+  log(`${seen.gateways} gateway(s) serve the pause after ${seen.ms} ms`);
+  if (seen.gateways === 0) log('Note: no gateway is registered; a gateway that does not register would only be stopped by the table lock');
+
+  // 4. Lock the source tables: open write transactions finish first.
+  const lockStarted = now();
+  for (const source of plan.sources) {
+    try {
+      locks.push(await io.copier.lockForCopy(source.endpoint, source.databases, opts.lockTimeoutMs ?? DEFAULTS.lockTimeoutMs));
+    } catch (err) {
+      await callOff(
+        `Could not lock shards ${spansOf(source.shards).map(spanLabel).join(', ')} on ${source.host}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  const lockWaitMs = now() - lockStarted;
+
+  // 5. Copy and verify.
+  const copyStarted = now();
+  let bytes = 0;
+  let tables = 0;
+  let rows = 0;
+  let verifyMs = 0;
+  for (const source of plan.sources) {
+    try {
+      bytes += (await io.copier.copy(source.endpoint, target, source.databases, 'data')).bytes;
+      await io.copier.alignAutoIncrements(source.endpoint, target, source.databases);
+    } catch (err) {
+      await callOff(`Copying from ${source.host} to ${plan.target.host} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const verifyStarted = now();
+    const [a, b] = await Promise.all([io.copier.fingerprint(source.endpoint, source.databases), io.copier.fingerprint(target, source.databases)]);
+    const problems = compareFingerprints(a, b);
+    verifyMs += now() - verifyStarted;
+    if (problems.length > 0) await callOff(`The copy on ${plan.target.host} differs from ${source.host}: ${problems.slice(0, 5).join('; ')}`);
+    tables += a.size;
+    for (const t of a.values()) rows += t.rows;
+  }
+  const copyMs = now() - copyStarted - verifyMs;
+  log(
+    `Copied ${plan.sources.reduce((n, s) => n + s.databases.length, 0)} database(s), ${tables} tables, ${rows} rows (${bytes} bytes); counts and checksums match`,
+  );
+
+  // 6. Flip.
+  let flipRevision: string;
+  try {
+    flipRevision = await io.store.publish(plan.flipDoc, pauseRevision);
+  } catch (err) {
+    return callOff(`Publishing the new map failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const writePauseMs = now() - pausedAt;
+  log(
+    `Published revision ${flipRevision}: shards ${plan.moving.map(spanLabel).join(', ')} live on ${plan.target.host}; writes resumed after ${writePauseMs} ms`,
+  );
+
+  // 7. Gateways serve the flip; stragglers on the source are cancelled; the source copy is kept unless asked.
+  const flipped = await io.store.waitForGateways(flipRevision, gatewayTimeoutMs);
+  if (flipped.behind.length > 0)
+    log(`Warning: after ${flipped.ms} ms, gateways still serve an older map (they refuse these writes meanwhile): ${behindText(flipped)}`);
+  let stragglersCancelled = 0;
+  for (const lock of locks) stragglersCancelled += (await lock.release()).cancelled;
+  let sourceDropped = false;
+  if (opts.dropSource) {
+    if (flipped.behind.length > 0) log('The source copies are kept: not every gateway serves the new map yet; drop them later');
+    else {
+      for (const source of plan.sources) await io.copier.dropDatabases(source.endpoint, source.databases);
+      sourceDropped = true;
+      log(`Dropped the source copies on ${plan.sources.map((s) => s.host).join(', ')}`);
+    }
+  }
+  return {
+    shards: shardsOf(plan.moving).length,
+    tables,
+    rows,
+    bytes,
+    schemaMs,
+    writePauseMs,
+    gatewayWaitMs: seen.ms,
+    lockWaitMs,
+    copyMs,
+    verifyMs,
+    gateways: seen.gateways,
+    pauseRevision,
+    flipRevision,
+    lagging: flipped.behind.length,
+    stragglersCancelled,
+    sourceDropped,
+  };
+}
