@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import memjs from 'memjs';
 import { CacheStats } from './cache/cacheStats.ts';
@@ -12,15 +11,21 @@ import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { createApolloServer } from './graphql/apollo.ts';
+import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
+import { RedisRateLimits } from './cache/rateLimits.ts';
+import { ShardqlError } from './core/errors.ts';
 import type { GatewayContext } from './graphql/context.ts';
 import { createHandler } from './http/handler.ts';
 import { loadManifest } from './http/trustedDocuments.ts';
 import { createLoaders } from './loaders/loaders.ts';
 import { jsonLogger, type Log } from './log.ts';
+import { checkIdempotencyKey } from './core/validate.ts';
 import { ProductWrites } from './services/writes.ts';
+import { repairIntents } from './services/repair.ts';
 import { createStorage } from './storage/index.ts';
 import { SqlStats } from './storage/sqlStats.ts';
-import { loadTopology } from './topology/etcdTopology.ts';
+import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
+import { TopologyWatcher } from './topology/topologyWatcher.ts';
 
 export interface RunningGateway {
   readonly url: string;
@@ -42,8 +47,14 @@ export interface GatewayOptions {
   readonly batching?: boolean;
   /** Look-aside caches in memcached and Redis (default true). False reads MySQL every time. */
   readonly caching?: boolean;
-  /** Milliseconds a cache call may take before it counts as a miss. Default 150. */
+  /** Milliseconds a cache call may take before it counts as a miss. Default 500. */
   readonly cacheTimeoutMs?: number;
+  /**
+   * How often the background repair pass completes interrupted multi-shard writes, and how old an
+   * intent must be before it does (its writer may still be running). Defaults 5000 / 5000 ms; 0
+   * interval turns the worker off.
+   */
+  readonly repair?: { readonly intervalMs?: number; readonly minAgeMs?: number };
 }
 
 export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
@@ -75,13 +86,33 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const log: Log = opts.log && opts.log.length <= 1 ? jsonLogger(opts.log as (line: string) => void) : ((opts.log as Log | undefined) ?? jsonLogger());
   const development = config.env === 'development';
 
-  const etcd = new Etcd3({ hosts: [...config.etcdEndpoints] });
-  const loaded = await loadTopology(etcd, config.topologyKey);
-  let current = loaded.topology;
-  const topologyState = { revision: loaded.revision, loadedAt: Date.now() };
-  log('topology_loaded', { revision: loaded.revision, hosts: Object.keys(current.doc.hosts).length, openShards: current.openShardCount });
+  // The map in force (`current`): read at revision R, watched from R+1 and re-read periodically;
+  // every valid new version is swapped in whole, an invalid one refused, and while etcd is away the
+  // last good one serves. The gateway's entry in etcd says which revision it serves: a shard move
+  // waits for every gateway to serve its pause before copying.
+  const etcd = createWatchingEtcdClient(config.etcdEndpoints);
+  const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
+  let current: Topology;
+  const watcher = new TopologyWatcher({
+    source: etcdTopologySource(etcd, config.topologyKey),
+    log,
+    ...(config.topologyRefreshMs !== undefined ? { refreshIntervalMs: config.topologyRefreshMs } : {}),
+    onSwap: (swap) => {
+      current = swap.topology;
+      presence.update(swap.revision);
+    },
+  });
+  try {
+    await watcher.start();
+  } catch (err) {
+    etcd.close();
+    throw err;
+  }
+  current = watcher.current();
+  presence.start(watcher.revision());
 
-  const cacheTimeoutMs = opts.cacheTimeoutMs ?? 150;
+  // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
+  const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;
   // Both clients reconnect by themselves; while a cache is down, reads go to MySQL.
   const redis = new Redis({
     host: config.redis.host,
@@ -107,12 +138,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
+    ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     ...(caching
       ? { cache: { objects: new MemcachedObjects({ client: memcached, timeoutMs: cacheTimeoutMs }), lists: new RedisLists({ redis, timeoutMs: cacheTimeoutMs }) } }
       : {}),
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
+    // A demoted primary refused a write: this gateway's map may be stale.
+    onReadOnly: () => void watcher.refresh(),
   });
-  metrics.topologyRevision.set(Number(loaded.revision));
+  metrics.topologyRevision.set(Number(watcher.revision()));
   const writes = new ProductWrites({ storage, topology: () => current });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
@@ -121,6 +155,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     development,
     apqCache: new RedisKeyValueCache(redis),
     log,
+    costBudget: { rows: config.maxCost ?? DEFAULT_COST_BUDGET.rows, roundTrips: config.maxRoundTrips ?? DEFAULT_COST_BUDGET.roundTrips },
+    ...(config.introspection !== undefined ? { introspection: config.introspection } : {}),
+    batching: config.batchedRequests ?? false,
     onResponse: (seconds, failed, ctx) => metrics.recordRequest(seconds, failed, ctx.op.stats, ctx.op.cache),
   });
   await apollo.start();
@@ -128,21 +165,43 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const context = async (req: IncomingMessage): Promise<GatewayContext & { showCost: boolean }> => {
     // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
     const viewerId = await viewerFromAuthorization(config.jwtSecret, req.headers.authorization);
-    const op = { stats: new SqlStats(), cache: new CacheStats() };
+    const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: current };
+    const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key']);
     return {
       viewerId,
       loaders: createLoaders(storage, op, { batch: opts.batching ?? true }),
       writes,
       op,
       topology: current,
+      idempotencyKey,
       mintToken: (userId) => mintToken(config.jwtSecret, userId, 30 * 24 * 3600),
       showCost: development || req.headers['x-shardql-cost'] === '1',
     };
   };
 
+  // Rate limits in Redis (all replicas share them); a Redis failure lets the request through.
+  const rateLimits = config.rateLimit ? new RedisRateLimits({ redis, ...config.rateLimit }) : undefined;
+  const admit = async (req: IncomingMessage, ctx: GatewayContext, operations: number): Promise<void> => {
+    if (!rateLimits) return;
+    let verdict;
+    try {
+      verdict = await rateLimits.take({ viewer: ctx.viewerId?.toString(), address: req.socket.remoteAddress ?? 'unknown' }, operations);
+    } catch (err) {
+      metrics.rateLimit.inc({ outcome: 'error' });
+      log('rate_limit_unavailable', { error: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    metrics.rateLimit.inc({ outcome: verdict.allowed ? 'allowed' : 'refused' });
+    if (!verdict.allowed) {
+      throw new ShardqlError('RATE_LIMITED', `Too many requests from this ${verdict.scope}; retry in ${verdict.retryAfterSeconds} s`, { retryAfterSeconds: verdict.retryAfterSeconds, scope: verdict.scope });
+    }
+  };
+
   const handler = createHandler({
     apollo,
     context,
+    admit,
+    batching: config.batchedRequests ?? false,
     trusted,
     graphiql: development ? { defaultQuery: opts.defaultQuery ?? SAMPLE_QUERY, ...(opts.graphiqlToken ? { defaultHeaders: { Authorization: `Bearer ${opts.graphiqlToken}` } } : {}) } : undefined,
     ready: async () => {
@@ -156,14 +215,31 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         }
       }));
       const ok = Object.values(hosts).every((s) => s === 'ok');
-      return { ok, details: { topology: { revision: topologyState.revision, ageMs: Date.now() - topologyState.loadedAt }, hosts } };
+      const rejected = watcher.rejected();
+      return { ok, details: { topology: { revision: watcher.revision(), ageMs: watcher.ageMs(), ...(rejected ? { rejected } : {}) }, hosts } };
     },
     metrics: async () => {
-      metrics.topologyAge.set((Date.now() - topologyState.loadedAt) / 1000);
+      metrics.topologyRevision.set(Number(watcher.revision()));
+      metrics.topologyAge.set(watcher.ageMs() / 1000);
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
     log,
   });
+
+  // The repair pass: finishes multi-shard writes interrupted after their first transaction.
+  const repairEvery = opts.repair?.intervalMs ?? 5000;
+  let repairing: Promise<unknown> | undefined;
+  const repairTimer =
+    repairEvery > 0
+      ? setInterval(() => {
+          if (repairing) return;
+          repairing = repairIntents(storage, current, { minAgeMs: opts.repair?.minAgeMs ?? 5000, log: (line) => log('repair', { line }) })
+            .then((r) => r.completed + r.failed > 0 && log('repair_pass', { ...r }))
+            .catch((err: unknown) => log('repair_failed', { error: err instanceof Error ? err.message : String(err) }))
+            .finally(() => (repairing = undefined));
+        }, repairEvery)
+      : undefined;
+  repairTimer?.unref();
 
   let inFlight = 0;
   let drained: (() => void) | undefined;
@@ -189,6 +265,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     port,
     topology: () => current,
     async stop(graceMs = 10_000) {
+      if (repairTimer) clearInterval(repairTimer);
       server.close();
       server.closeIdleConnections();
       if (inFlight > 0) {
@@ -198,10 +275,13 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         });
       }
       server.closeAllConnections();
+      await repairing;
       await apollo.stop();
       await storage.close();
       redis.disconnect();
       memcached.close();
+      await watcher.stop();
+      await presence.stop();
       etcd.close();
       log('stopped', {});
     },

@@ -12,6 +12,8 @@ export interface GatewayContext {
   readonly writes: ProductWrites;
   readonly op: OpContext & { readonly stats: SqlStats; readonly cache: CacheStats };
   readonly topology: Topology;
+  /** The request's Idempotency-Key header, if any (already checked). */
+  readonly idempotencyKey?: string | undefined;
   /** Mints a viewer token for a new user (createUser). */
   readonly mintToken: (userId: bigint) => Promise<string>;
 }

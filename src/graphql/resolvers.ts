@@ -1,3 +1,4 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
 import { formatId, parseId } from '../core/ids.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
@@ -51,6 +52,11 @@ function input(args: Args): Record<string, string | null | undefined> {
   return (args.input ?? {}) as Record<string, string | null | undefined>;
 }
 
+/** The per-field idempotency key: the request's `Idempotency-Key` plus the field's response key. */
+function idem(ctx: GatewayContext, info: GraphQLResolveInfo): { idempotencyKey?: string } {
+  return ctx.idempotencyKey === undefined ? {} : { idempotencyKey: `${ctx.idempotencyKey}:${info.path.key}` };
+}
+
 const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
 
 /**
@@ -88,38 +94,38 @@ export const resolvers = {
       const me = viewerRequired(ctx);
       return deleted(me)(await ctx.writes.deleteViewer(me, ctx.op));
     },
-    createBoard: (_: unknown, args: Args, ctx: GatewayContext) => {
+    createBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const i = input(args);
-      return ctx.writes.createBoard(ctx.viewerId, { name: String(i.name), description: i.description ?? null }, ctx.op);
+      return ctx.writes.createBoard(ctx.viewerId, { name: String(i.name), description: i.description ?? null }, ctx.op, idem(ctx, info));
     },
     updateBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updateBoard(ctx.viewerId, id(ctx, args.id, 'board'), input(args), ctx.op),
-    deleteBoard: async (_: unknown, args: Args, ctx: GatewayContext) => {
+    deleteBoard: async (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const boardId = id(ctx, args.id, 'board');
-      return deleted(boardId)(await ctx.writes.deleteBoard(ctx.viewerId, boardId, ctx.op));
+      return deleted(boardId)(await ctx.writes.deleteBoard(ctx.viewerId, boardId, ctx.op, idem(ctx, info)));
     },
-    createPin: (_: unknown, args: Args, ctx: GatewayContext) => {
+    createPin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const i = input(args);
-      return ctx.writes.createPin(ctx.viewerId, id(ctx, i.boardId, 'board'), i, ctx.op);
+      return ctx.writes.createPin(ctx.viewerId, id(ctx, i.boardId, 'board'), i, ctx.op, idem(ctx, info));
     },
     updatePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updatePin(ctx.viewerId, id(ctx, args.id, 'pin'), input(args), ctx.op),
-    deletePin: async (_: unknown, args: Args, ctx: GatewayContext) => {
+    deletePin: async (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const pinId = id(ctx, args.id, 'pin');
-      return deleted(pinId)(await ctx.writes.deletePin(ctx.viewerId, pinId, ctx.op));
+      return deleted(pinId)(await ctx.writes.deletePin(ctx.viewerId, pinId, ctx.op, idem(ctx, info)));
     },
-    repin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.repin(ctx.viewerId, id(ctx, args.pinId, 'pin'), id(ctx, args.boardId, 'board'), ctx.op),
+    repin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.repin(ctx.viewerId, id(ctx, args.pinId, 'pin'), id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
     movePin: (_: unknown, args: Args, ctx: GatewayContext) =>
       ctx.writes.movePin(ctx.viewerId, id(ctx, args.boardId, 'board'), id(ctx, args.pinId, 'pin'), args.afterPinId == null ? null : id(ctx, args.afterPinId, 'pin'), ctx.op),
-    createComment: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.createComment(ctx.viewerId, id(ctx, args.pinId, 'pin'), String(args.text), ctx.op),
-    deleteComment: async (_: unknown, args: Args, ctx: GatewayContext) => {
+    createComment: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.createComment(ctx.viewerId, id(ctx, args.pinId, 'pin'), String(args.text), ctx.op, idem(ctx, info)),
+    deleteComment: async (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const commentId = id(ctx, args.id, 'comment');
-      return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op));
+      return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op, idem(ctx, info)));
     },
-    likePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op),
-    unlikePin: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op),
-    followUser: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op),
-    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op),
-    followBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op),
-    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op),
+    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
+    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
+    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
+    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
+    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
   },
 
   Node: {

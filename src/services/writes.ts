@@ -5,16 +5,24 @@ import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { LIMITS, checkEmail, checkText, checkUrl, checkUsername } from '../core/validate.ts';
 import type { Storage } from '../storage/index.ts';
-import type { EdgeChange } from '../storage/mappingStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { createUser } from './users.ts';
+import { WriteExecutor, type FaultHook, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
   readonly topology: () => Topology;
   readonly now?: () => number;
   readonly random?: () => number;
+  /** Fault injection at step boundaries (tests only). */
+  readonly faults?: FaultHook;
+}
+
+/** Options of one mutation call. */
+export interface WriteOpts {
+  /** A client's idempotency key: a retry with the same key returns the first result. */
+  readonly idempotencyKey?: string | undefined;
 }
 
 type Patch = Record<string, string | null | undefined>;
@@ -35,19 +43,49 @@ function optional<T>(value: string | null | undefined, check: (v: string) => T):
 }
 
 /**
- * The product's writes. Each one checks input and ownership first, then writes objects before the
- * edges that point at them and removes edges before the objects they point at, so no list ever
- * points at a missing object. Every step is idempotent (edges by primary key, deletes by flag).
+ * The product's writes. Each one checks input and ownership first. A write whose changes live on
+ * one shard is one local transaction (an object and its list edges commit together); a write that
+ * spans shards goes through the WriteExecutor: its first transaction records the remaining steps in
+ * the intent log, and each later step mirrors the side written first. Objects are written before
+ * the edges on other shards that point at them, and those edges removed before (or with) their
+ * objects; lists skip inactive objects, so no list shows a missing one.
  */
 export class ProductWrites {
   readonly #s: Storage;
   readonly #deps: WritesDeps;
   readonly #now: () => number;
+  readonly #exec: WriteExecutor;
 
   constructor(deps: WritesDeps) {
     this.#s = deps.storage;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
+    this.#exec = new WriteExecutor(deps.storage, deps.faults);
+  }
+
+  #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
+    const key = opts.idempotencyKey;
+    return this.#exec.run(plan, key === undefined ? undefined : { scope: formatId(viewer), key }, ctx);
+  }
+
+  /** A plan whose result is one object, stored as its ID for idempotent replays. */
+  #objectPlan(kind: string, shard: number, args: unknown, first: WritePlan<StoredObject>['first']): WritePlan<StoredObject> {
+    return {
+      kind,
+      shard,
+      args,
+      first,
+      toRecord: (o) => ({ id: formatId(o.id) }),
+      fromRecord: async (r, ctx) => {
+        const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
+        if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
+        return o;
+      },
+    };
+  }
+
+  #deletePlan(kind: string, shard: number, id: bigint, first: WritePlan<boolean>['first']): WritePlan<boolean> {
+    return { kind, shard, args: { id: formatId(id) }, first, toRecord: (deleted) => ({ deleted }), fromRecord: async (r) => r.deleted === true };
   }
 
   async #active(id: bigint, type: ObjectType, ctx: OpContext): Promise<StoredObject> {
@@ -67,13 +105,12 @@ export class ProductWrites {
     if (o.data[field] !== formatId(viewer)) throw new ShardqlError('FORBIDDEN', `Only the owner may change this ${what}`);
   }
 
-  async #edges(changes: EdgeChange[], ctx: OpContext): Promise<boolean[]> {
-    return this.#s.mappings.apply(changes, ctx);
-  }
-
   // Users
 
-  async createUser(input: { username: string; email?: string | null; displayName?: string | null; about?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
+  async createUser(
+    input: { username: string; email?: string | null; displayName?: string | null; about?: string | null },
+    ctx: OpContext = {},
+  ): Promise<StoredObject> {
     const username = checkUsername(input.username);
     const email = optional(input.email, (v) => checkEmail(v));
     const data: ObjectData = {};
@@ -105,48 +142,72 @@ export class ProductWrites {
 
   // Boards
 
-  async createBoard(viewer: bigint | undefined, input: { name: string; description?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
+  async createBoard(
+    viewer: bigint | undefined,
+    input: { name: string; description?: string | null },
+    ctx: OpContext = {},
+    opts: WriteOpts = {},
+  ): Promise<StoredObject> {
     const name = checkText(input.name, 'name', LIMITS.boardNameMax, { required: true });
     const description = optional(input.description, (v) => checkText(v, 'description', LIMITS.descriptionMax));
     const me = await this.#viewer(viewer, ctx);
-    const board = await this.#s.objects.create('board', shardOf(me.id), { owner_id: formatId(me.id), name, ...(description ? { description } : {}) }, ctx);
-    await this.#edges([{ op: 'add', table: 'user_has_boards', from: me.id, to: board.id, sequence: board.createdAt }], ctx);
-    return board;
+    const data = { owner_id: formatId(me.id), name, ...(description ? { description } : {}) };
+    // The board and its edge on the owner's shard commit together.
+    const plan = this.#objectPlan('createBoard', shardOf(me.id), data, async (w) => {
+      const board = await w.create('board', data);
+      await w.edges([{ op: 'add', table: 'user_has_boards', from: me.id, to: board.id, sequence: board.createdAt }]);
+      return { result: board, steps: [] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
-  async updateBoard(viewer: bigint | undefined, id: bigint, input: { name?: string | null; description?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
+  async updateBoard(
+    viewer: bigint | undefined,
+    id: bigint,
+    input: { name?: string | null; description?: string | null },
+    ctx: OpContext = {},
+  ): Promise<StoredObject> {
     if (input.name === null) throw new ShardqlError('INVALID_ARGUMENT', 'Expected name to be text, got null', { argument: 'name' });
     const patch: Patch = {
       name: optional(input.name, (v) => checkText(v, 'name', LIMITS.boardNameMax, { required: true })),
       description: optional(input.description, (v) => checkText(v, 'description', LIMITS.descriptionMax)),
     };
     const me = await this.#viewer(viewer, ctx);
-    return this.#s.objects.update(id, (cur) => {
-      if (cur.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
-      this.#own(cur, 'owner_id', me.id, 'board');
-      return applyPatch(cur.data, patch);
-    }, ctx);
+    return this.#s.objects.update(
+      id,
+      (cur) => {
+        if (cur.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
+        this.#own(cur, 'owner_id', me.id, 'board');
+        return applyPatch(cur.data, patch);
+      },
+      ctx,
+    );
   }
 
-  /** Deletes a board and every pin on it: pins' edges first, then pins, then the board's edge, then the board. */
-  async deleteBoard(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}): Promise<boolean> {
+  /** Deletes a board and every pin on it: each pin (edges, then object), then the board's edge and the board together. */
+  async deleteBoard(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
     const board = await this.#s.objects.get(id, ctx);
     if (!board || board.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
     this.#own(board, 'owner_id', me.id, 'board');
-    if (!isActive(board)) return false;
     for (;;) {
       const [page] = await this.#s.mappings.pages([{ table: 'board_has_pins', from: id, first: 100 }], ctx);
       if (!page || page.edges.length === 0) break;
-      const pins = await this.#s.objects.getMany(page.edges.map((e) => e.to), ctx);
+      const pins = await this.#s.objects.getMany(
+        page.edges.map((e) => e.to),
+        ctx,
+      );
       for (const e of page.edges) {
         const pin = pins.get(e.to);
-        if (pin) await this.#removePin(pin, ctx);
-        else await this.#edges([{ op: 'remove', table: 'board_has_pins', from: id, to: e.to }], ctx);
+        if (pin) await this.#run(this.#removePinPlan(pin), me.id, {}, ctx);
+        else await this.#s.mappings.apply([{ op: 'remove', table: 'board_has_pins', from: id, to: e.to }], ctx);
       }
     }
-    await this.#edges([{ op: 'remove', table: 'user_has_boards', from: me.id, to: id }], ctx);
-    return this.#s.objects.softDelete(id, ctx);
+    const plan = this.#deletePlan('deleteBoard', shardOf(id), id, async (w) => {
+      await w.edges([{ op: 'remove', table: 'user_has_boards', from: me.id, to: id }]);
+      return { result: await w.softDelete(id), steps: [] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   // Pins
@@ -166,64 +227,87 @@ export class ProductWrites {
     return board;
   }
 
-  /** A pin lives on its board's shard (which is its owner's); both of its list edges commit together. */
-  async #savePin(me: bigint, board: StoredObject, data: ObjectData, ctx: OpContext): Promise<StoredObject> {
-    const pin = await this.#s.objects.create('pin', shardOf(board.id), { ...data, board_id: formatId(board.id), pinner_id: formatId(me) }, ctx);
-    await this.#edges([
-      { op: 'add', table: 'board_has_pins', from: board.id, to: pin.id, sequence: pin.createdAt },
+  /** A pin lives on its board's shard (its owner's); the pin and both of its list edges commit together. */
+  async #savePin(w: LocalWrite, me: bigint, boardId: bigint, data: ObjectData): Promise<StoredObject> {
+    await w.lockActive(boardId, 'board'); // a board deleted meanwhile takes no new pin
+    const pin = await w.create('pin', { ...data, board_id: formatId(boardId), pinner_id: formatId(me) });
+    await w.edges([
+      { op: 'add', table: 'board_has_pins', from: boardId, to: pin.id, sequence: pin.createdAt },
       { op: 'add', table: 'user_has_pins', from: me, to: pin.id, sequence: pin.createdAt },
-    ], ctx);
+    ]);
     return pin;
   }
 
-  async createPin(viewer: bigint | undefined, boardId: bigint, input: { title?: string | null; description?: string | null; link?: string | null; imageUrl?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
+  async createPin(
+    viewer: bigint | undefined,
+    boardId: bigint,
+    input: { title?: string | null; description?: string | null; link?: string | null; imageUrl?: string | null },
+    ctx: OpContext = {},
+    opts: WriteOpts = {},
+  ): Promise<StoredObject> {
     const fields = applyPatch({}, this.#pinFields(input));
     const me = await this.#viewer(viewer, ctx);
-    const board = await this.#ownBoard(me.id, boardId, ctx);
-    return this.#savePin(me.id, board, fields, ctx);
+    await this.#ownBoard(me.id, boardId, ctx);
+    const plan = this.#objectPlan('createPin', shardOf(boardId), { boardId: formatId(boardId), fields }, async (w) => ({
+      result: await this.#savePin(w, me.id, boardId, fields),
+      steps: [],
+    }));
+    return this.#run(plan, me.id, opts, ctx);
   }
 
-  async updatePin(viewer: bigint | undefined, id: bigint, input: { title?: string | null; description?: string | null; link?: string | null; imageUrl?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
+  async updatePin(
+    viewer: bigint | undefined,
+    id: bigint,
+    input: { title?: string | null; description?: string | null; link?: string | null; imageUrl?: string | null },
+    ctx: OpContext = {},
+  ): Promise<StoredObject> {
     const patch = this.#pinFields(input);
     const me = await this.#viewer(viewer, ctx);
-    return this.#s.objects.update(id, (cur) => {
-      if (cur.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
-      this.#own(cur, 'pinner_id', me.id, 'pin');
-      return applyPatch(cur.data, patch);
-    }, ctx);
+    return this.#s.objects.update(
+      id,
+      (cur) => {
+        if (cur.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
+        this.#own(cur, 'pinner_id', me.id, 'pin');
+        return applyPatch(cur.data, patch);
+      },
+      ctx,
+    );
   }
 
-  async #removePin(pin: StoredObject, ctx: OpContext): Promise<boolean> {
+  /** Removes a pin: its two list edges and the pin in one transaction on its shard, then its repin edge. */
+  #removePinPlan(pin: StoredObject): WritePlan<boolean> {
     const board = BigInt(String(pin.data.board_id));
     const pinner = BigInt(String(pin.data.pinner_id));
-    await this.#edges([
-      { op: 'remove', table: 'board_has_pins', from: board, to: pin.id },
-      { op: 'remove', table: 'user_has_pins', from: pinner, to: pin.id },
-    ], ctx);
-    if (typeof pin.data.via_pin_id === 'string') {
-      await this.#edges([{ op: 'remove', table: 'pin_repinned_as_pins', from: BigInt(pin.data.via_pin_id), to: pin.id }], ctx);
-    }
-    return this.#s.objects.softDelete(pin.id, ctx);
+    const via = typeof pin.data.via_pin_id === 'string' ? pin.data.via_pin_id : undefined;
+    return this.#deletePlan('deletePin', shardOf(pin.id), pin.id, async (w) => {
+      await w.edges([
+        { op: 'remove', table: 'board_has_pins', from: board, to: pin.id },
+        { op: 'remove', table: 'user_has_pins', from: pinner, to: pin.id },
+      ]);
+      const deleted = await w.softDelete(pin.id);
+      return { result: deleted, steps: via ? [{ kind: 'syncRepin', original: via, pin: formatId(pin.id) }] : [] };
+    });
   }
 
-  async deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}): Promise<boolean> {
+  async deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
     const pin = await this.#s.objects.get(id, ctx);
     if (!pin || pin.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
     this.#own(pin, 'pinner_id', me.id, 'pin');
-    if (!isActive(pin)) return false;
-    return this.#removePin(pin, ctx);
+    return this.#run(this.#removePinPlan(pin), me.id, opts, ctx);
   }
 
-  /** A repin is a new pin on the viewer's board (the board's shard), pointing back at the original. */
-  async repin(viewer: bigint | undefined, pinId: bigint, boardId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
+  /** A repin is a new pin on the viewer's board (the board's shard), then the original's repin edge. */
+  async repin(viewer: bigint | undefined, pinId: bigint, boardId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
     const me = await this.#viewer(viewer, ctx);
-    const [original, board] = await Promise.all([this.#active(pinId, 'pin', ctx), this.#ownBoard(me.id, boardId, ctx)]);
+    const [original] = await Promise.all([this.#active(pinId, 'pin', ctx), this.#ownBoard(me.id, boardId, ctx)]);
     const copy: ObjectData = {};
     for (const k of ['title', 'description', 'link', 'imageUrl']) if (original.data[k] !== undefined) copy[k] = original.data[k];
-    const pin = await this.#savePin(me.id, board, { ...copy, via_pin_id: formatId(original.id) }, ctx);
-    await this.#edges([{ op: 'add', table: 'pin_repinned_as_pins', from: original.id, to: pin.id, sequence: pin.createdAt }], ctx);
-    return pin;
+    const plan = this.#objectPlan('repin', shardOf(boardId), { pinId: formatId(pinId), boardId: formatId(boardId) }, async (w) => {
+      const pin = await this.#savePin(w, me.id, boardId, { ...copy, via_pin_id: formatId(original.id) });
+      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   async movePin(viewer: bigint | undefined, boardId: bigint, pinId: bigint, afterPinId: bigint | null, ctx: OpContext = {}): Promise<StoredObject> {
@@ -235,17 +319,21 @@ export class ProductWrites {
 
   // Comments
 
-  async createComment(viewer: bigint | undefined, pinId: bigint, text: string, ctx: OpContext = {}): Promise<StoredObject> {
+  async createComment(viewer: bigint | undefined, pinId: bigint, text: string, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
     const body = checkText(text, 'text', LIMITS.commentMax, { required: true });
     const me = await this.#viewer(viewer, ctx);
-    const pin = await this.#active(pinId, 'pin', ctx);
-    const comment = await this.#s.objects.create('comment', shardOf(pin.id), { pin_id: formatId(pin.id), author_id: formatId(me.id), text: body }, ctx);
-    await this.#edges([{ op: 'add', table: 'pin_has_comments', from: pin.id, to: comment.id, sequence: comment.createdAt }], ctx);
-    return comment;
+    // The comment lives on its pin's shard, with the pin's comment list: one transaction.
+    const plan = this.#objectPlan('createComment', shardOf(pinId), { pinId: formatId(pinId), text: body }, async (w) => {
+      await w.lockActive(pinId, 'pin');
+      const comment = await w.create('comment', { pin_id: formatId(pinId), author_id: formatId(me.id), text: body });
+      await w.edges([{ op: 'add', table: 'pin_has_comments', from: pinId, to: comment.id, sequence: comment.createdAt }]);
+      return { result: comment, steps: [] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   /** The author or the pin's owner may delete a comment. */
-  async deleteComment(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}): Promise<boolean> {
+  async deleteComment(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
     const comment = await this.#s.objects.get(id, ctx);
     if (!comment || comment.type !== 'comment') throw new ShardqlError('NOT_FOUND', `No comment with ID ${id}`);
@@ -254,39 +342,56 @@ export class ProductWrites {
       const pin = await this.#s.objects.get(pinId, ctx);
       if (!pin || pin.data.pinner_id !== formatId(me.id)) throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
     }
-    if (!isActive(comment)) return false;
-    await this.#edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }], ctx);
-    return this.#s.objects.softDelete(id, ctx);
+    const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
+      await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      return { result: await w.softDelete(id), steps: [] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   // Two-sided relations: the viewer's side first, then the other object's side.
 
-  async #relate(viewer: bigint | undefined, op: 'add' | 'remove', targetId: bigint, targetType: ObjectType, mine: MappingTable, theirs: MappingTable, ctx: OpContext): Promise<StoredObject> {
+  /**
+   * A two-sided relation: the viewer's side (authoritative) in the first transaction with the
+   * intent, then the other object's side mirrored from it.
+   */
+  async #relate(
+    viewer: bigint | undefined,
+    op: 'add' | 'remove',
+    targetId: bigint,
+    targetType: ObjectType,
+    mine: MappingTable,
+    ctx: OpContext,
+    opts: WriteOpts,
+  ): Promise<StoredObject> {
     const me = await this.#viewer(viewer, ctx);
     const target = op === 'add' ? await this.#active(targetId, targetType, ctx) : await this.#s.objects.get(targetId, ctx);
     if (!target || target.type !== targetType) throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`);
-    if (targetType === 'user' && targetId === me.id) throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
-    const sequence = this.#now();
-    await this.#edges([{ op, table: mine, from: me.id, to: targetId, sequence }, { op, table: theirs, from: targetId, to: me.id, sequence }], ctx);
-    return target;
+    if (targetType === 'user' && targetId === me.id)
+      throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
+    const plan = this.#objectPlan(`${op}:${mine}`, shardOf(me.id), { target: formatId(targetId) }, async (w) => {
+      await w.edges([{ op, table: mine, from: me.id, to: targetId, sequence: this.#now() }]);
+      return { result: target, steps: [{ kind: 'syncReverse', table: mine, from: formatId(me.id), to: formatId(targetId) }] };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
-  likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'add', pinId, 'pin', 'user_likes_pins', 'pin_liked_by_users', ctx);
+  likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'add', pinId, 'pin', 'user_likes_pins', ctx, opts);
   }
-  unlikePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'remove', pinId, 'pin', 'user_likes_pins', 'pin_liked_by_users', ctx);
+  unlikePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'remove', pinId, 'pin', 'user_likes_pins', ctx, opts);
   }
-  followUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'add', userId, 'user', 'user_follows_users', 'user_followed_by_users', ctx);
+  followUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'add', userId, 'user', 'user_follows_users', ctx, opts);
   }
-  unfollowUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'remove', userId, 'user', 'user_follows_users', 'user_followed_by_users', ctx);
+  unfollowUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'remove', userId, 'user', 'user_follows_users', ctx, opts);
   }
-  followBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'add', boardId, 'board', 'user_follows_boards', 'board_followed_by_users', ctx);
+  followBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'add', boardId, 'board', 'user_follows_boards', ctx, opts);
   }
-  unfollowBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext = {}): Promise<StoredObject> {
-    return this.#relate(viewer, 'remove', boardId, 'board', 'user_follows_boards', 'board_followed_by_users', ctx);
+  unfollowBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {
+    return this.#relate(viewer, 'remove', boardId, 'board', 'user_follows_boards', ctx, opts);
   }
 }

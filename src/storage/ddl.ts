@@ -40,6 +40,35 @@ export const COUNTS_DDL = `CREATE TABLE IF NOT EXISTS counts (
   PRIMARY KEY (id, kind)
 ) ENGINE=InnoDB`;
 
+/**
+ * The intent log of multi-shard writes: the first local transaction of such a write records the
+ * steps that remain (JSON), in the same commit as its own changes; the row is deleted when every
+ * step is done. A row left behind is a write interrupted midway, which the repair pass completes.
+ */
+export const INTENTS_DDL = `CREATE TABLE IF NOT EXISTS intents (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  kind VARCHAR(32) NOT NULL,
+  steps JSON NOT NULL,
+  attempts INT NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  KEY by_age (created_at)
+) ENGINE=InnoDB`;
+
+/**
+ * Idempotency keys of mutations, on the shard of the write's first step: written in that step's
+ * transaction with the result, so a retry with the same key finds the first result.
+ */
+export const IDEMPOTENCY_DDL = `CREATE TABLE IF NOT EXISTS idempotency (
+  scope VARCHAR(32) NOT NULL,
+  idem_key VARCHAR(200) NOT NULL,
+  fingerprint CHAR(64) NOT NULL,
+  result JSON NOT NULL,
+  intent_id BIGINT UNSIGNED NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (scope, idem_key),
+  KEY by_age (created_at)
+) ENGINE=InnoDB`;
+
 /** Mod-shard lookups: a non-ID key (username, email) → an object ID; the primary key makes it unique. */
 export const LOOKUPS_DDL = `CREATE TABLE IF NOT EXISTS lookups (
   namespace VARCHAR(32) NOT NULL,
@@ -55,6 +84,8 @@ export function shardTables(): Map<string, string> {
   for (const table of Object.values(OBJECT_TABLES)) out.set(table, objectTableDdl(table));
   for (const table of MAPPING_TABLES) out.set(table, mappingTableDdl(table, 'ordered' in MAPPINGS[table]));
   out.set('counts', COUNTS_DDL);
+  out.set('intents', INTENTS_DDL);
+  out.set('idempotency', IDEMPOTENCY_DDL);
   return out;
 }
 

@@ -2,6 +2,7 @@ import type { Topology } from '../core/topology.ts';
 import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
+import { IntentLog } from './intentLog.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { RedisLists } from '../cache/redisLists.ts';
@@ -11,6 +12,7 @@ export interface Storage {
   readonly objects: ObjectStore;
   readonly mappings: MappingStore;
   readonly lookups: ModShardStore;
+  readonly intents: IntentLog;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,8 @@ export interface StorageOptions {
   readonly cache?: { readonly objects?: MemcachedObjects; readonly lists?: RedisLists };
   /** A cache invalidation failed after a commit: the stale entry lives until its TTL. */
   readonly onInvalidationError?: (layer: 'memcached' | 'redis', err: unknown) => void;
+  /** A host refused a write because it is read-only (a demoted primary): re-read the topology. */
+  readonly onReadOnly?: (host: string) => void;
 }
 
 /** Wires the stores over one router. Creates no connection until the first query. */
@@ -33,6 +37,7 @@ export function createStorage(opts: StorageOptions): Storage {
     credentials: opts.credentials,
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
     ...(opts.queryTimeoutMs !== undefined ? { queryTimeoutMs: opts.queryTimeoutMs } : {}),
+    ...(opts.onReadOnly ? { onReadOnly: opts.onReadOnly } : {}),
   });
   const clock = opts.now ? { now: opts.now } : {};
   return {
@@ -40,6 +45,7 @@ export function createStorage(opts: StorageOptions): Storage {
     objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, onInvalidationError: (e) => opts.onInvalidationError?.('memcached', e) }),
     mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, onInvalidationError: (e) => opts.onInvalidationError?.('redis', e) }),
     lookups: new ModShardStore({ router, ...clock }),
+    intents: new IntentLog({ router, ...clock }),
     close: () => router.close(),
   };
 }

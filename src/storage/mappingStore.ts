@@ -180,6 +180,25 @@ export class MappingStore {
     return results;
   }
 
+  /**
+   * Applies one edge change (and its count) inside a caller's transaction on the shard of
+   * `c.from`. Invalidate the list's cache after the commit (`invalidate`).
+   */
+  async applyInTx(tx: Tx, c: EdgeChange): Promise<boolean> {
+    return this.#applyOne(tx, shardOf(c.from), c);
+  }
+
+  /** Reads one edge under a lock (a next-key lock when absent) inside a caller's transaction. */
+  async lockEdgeInTx(tx: Tx, tableName: MappingTable, from: bigint, to: bigint): Promise<{ sequence: number } | undefined> {
+    const rows = await tx.query(`SELECT sequence FROM ${table(shardOf(from), tableName)} WHERE from_id = ? AND to_id = ? FOR UPDATE`, [from, to]);
+    return rows[0] ? { sequence: Number(rows[0].sequence) } : undefined;
+  }
+
+  /** Drops the cached pages and counts of lists after a caller's transaction committed. Never throws. */
+  async invalidate(lists: readonly string[], ctx: OpContext = {}): Promise<void> {
+    await this.#invalidate(lists, ctx);
+  }
+
   async #applyOne(tx: Tx, shard: number, c: EdgeChange): Promise<boolean> {
     const t = table(shard, c.table);
     let changed: boolean;

@@ -2,7 +2,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter, Row, SqlValue } from './shardRouter.ts';
+import type { ShardRouter, Row, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
 
@@ -104,21 +104,49 @@ export class ObjectStore {
    * table's auto-increment; one past 2^36-1 would not fit the ID, so the insert is rolled back.
    */
   async create(type: ObjectType, shard: number, data: ObjectData, ctx: OpContext = {}): Promise<StoredObject> {
+    return this.#router.transaction(shard, (tx) => this.insertInTx(tx, type, shard, data), ctx);
+  }
+
+  /** Inserts an object inside a caller's transaction on `shard` (a write whose steps commit together). */
+  async insertInTx(tx: Tx, type: ObjectType, shard: number, data: ObjectData): Promise<StoredObject> {
     const table = `${shardDatabase(shard)}.${OBJECT_TABLES[type]}`;
     const now = this.#now();
     const stored: ObjectData = { ...data, active: true };
-    return this.#router.transaction(
-      shard,
-      async (tx) => {
-        const res = await tx.execute(`INSERT INTO ${table} (data, created_at, updated_at) VALUES (?, ?, ?)`, [JSON.stringify(stored), now, now]);
-        const local = BigInt(res.insertId);
-        if (local > MAX_LOCAL_ID) {
-          throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
-        }
-        return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, createdAt: now, updatedAt: now };
-      },
-      ctx,
-    );
+    const res = await tx.execute(`INSERT INTO ${table} (data, created_at, updated_at) VALUES (?, ?, ?)`, [JSON.stringify(stored), now, now]);
+    const local = BigInt(res.insertId);
+    if (local > MAX_LOCAL_ID) {
+      throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
+    }
+    return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, createdAt: now, updatedAt: now };
+  }
+
+  /**
+   * Reads one object under a row lock inside a caller's transaction: the state a write on that
+   * shard decides on cannot change until it commits.
+   */
+  async lockInTx(tx: Tx, id: bigint): Promise<StoredObject | undefined> {
+    const { type, table } = tableOf(id);
+    const { shard, local } = decodeId(id);
+    const rows = await tx.query(`SELECT local_id, data, created_at, updated_at FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? FOR UPDATE`, [local]);
+    return rows[0] ? rowToObject(rows[0], type, shard) : undefined;
+  }
+
+  /** Soft-deletes inside a caller's transaction; returns false if it was not active. Invalidate after commit. */
+  async softDeleteInTx(tx: Tx, id: bigint): Promise<boolean> {
+    const current = await this.lockInTx(tx, id);
+    if (!current || !isActive(current)) return false;
+    const { shard, local } = decodeId(id);
+    await tx.execute(`UPDATE ${shardDatabase(shard)}.${tableOf(id).table} SET data = ?, updated_at = ? WHERE local_id = ?`, [
+      JSON.stringify({ ...current.data, active: false }),
+      this.#now(),
+      local,
+    ]);
+    return true;
+  }
+
+  /** Tombstones cached copies after a caller's transaction committed. Never throws. */
+  async invalidate(ids: readonly bigint[], ctx: OpContext = {}): Promise<void> {
+    await this.#invalidate(ids, ctx);
   }
 
   /**
@@ -240,27 +268,9 @@ export class ObjectStore {
 
   /** Soft delete: `active: false`, filtered on read. Idempotent; returns false if it was not active. */
   async softDelete(id: bigint, ctx: OpContext = {}): Promise<boolean> {
-    const { table } = tableOf(id);
-    const { shard, local } = decodeId(id);
-    const qualified = `${shardDatabase(shard)}.${table}`;
-    const changed = await this.#router.transaction(
-      shard,
-      async (tx) => {
-        const rows = await tx.query(`SELECT data FROM ${qualified} WHERE local_id = ? FOR UPDATE`, [local]);
-        const row = rows[0];
-        if (!row) return false;
-        const data = parseData(row.data);
-        if (data.active === false) return false;
-        await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [
-          JSON.stringify({ ...data, active: false }),
-          this.#now(),
-          local,
-        ]);
-        return true;
-      },
-      ctx,
-    );
+    const changed = await this.#router.transaction(shardOf(id), (tx) => this.softDeleteInTx(tx, id), ctx);
     if (changed) await this.#invalidate([id], ctx);
     return changed;
   }
+
 }

@@ -4,9 +4,9 @@ import { shardTables, mappingTableDdl } from '../../../src/storage/ddl.ts';
 import { MAPPING_TABLES } from '../../../src/core/mappings.ts';
 
 describe('DDL', () => {
-  test('a shard holds every object table, every mapping table and the counts', () => {
+  test('a shard holds every object table, every mapping table, the counts, the intent log and idempotency keys', () => {
     const tables = shardTables();
-    for (const t of ['users', 'boards', 'pins', 'comments', 'counts', ...MAPPING_TABLES]) assert.ok(tables.has(t), t);
+    for (const t of ['users', 'boards', 'pins', 'comments', 'counts', 'intents', 'idempotency', ...MAPPING_TABLES]) assert.ok(tables.has(t), t);
   });
   test('mapping tables key on (from, to) and index (from, sequence, to) for keyset pages', () => {
     const ddl = mappingTableDdl('user_likes_pins', false);

@@ -1,0 +1,49 @@
+/** `shardql repair` and `shardql reconcile`: finishing interrupted writes, checking both sides of every relation. */
+import { allShards, reconcile, repairIntents } from '../services/repair.ts';
+import { CliError, UsageError, type Command } from './command.ts';
+import { configFor, println, publishedTopology, withStorage } from './runtime.ts';
+
+/** `0-15`, `7`, or `0-15,32-47`. */
+export function parseShardList(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(',')) {
+    const m = /^([0-9]{1,5})(?:-([0-9]{1,5}))?$/.exec(part.trim());
+    const from = m ? Number(m[1]) : NaN;
+    const to = m ? Number(m[2] ?? m[1]) : NaN;
+    if (!(from <= to && to <= 65535)) throw new UsageError(`--shards must look like 0-15 or 3,7,9-12 (0..65535), got ${JSON.stringify(text)}`);
+    for (let s = from; s <= to; s++) out.push(s);
+  }
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+const repair: Command = {
+  name: 'repair',
+  summary: 'Complete multi-shard writes interrupted after their first step (the intent log)',
+  options: { 'min-age': { type: 'string', value: 'MS', help: 'Only intents at least this old, in ms (default 5000: their writer may still be running)' } },
+  details: 'The gateway runs this pass every few seconds by itself; the command is for when no gateway runs.',
+  async run(args, ctx) {
+    const minAgeMs = args.int('min-age', 5000, 0, 86_400_000);
+    const config = configFor(ctx);
+    const { topology } = await publishedTopology(config);
+    const report = await withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs, log: (l) => println(ctx.stdout, l) }), 4);
+    println(ctx.stdout, `${report.completed} intents completed, ${report.failed} failed`);
+    if (report.failed > 0) throw new CliError(`${report.failed} intents could not be completed; see above`);
+  },
+};
+
+const reconcileCommand: Command = {
+  name: 'reconcile',
+  summary: 'Check both directions of every relation and every count on a range of shards, and repair what differs',
+  options: { shards: { type: 'string', value: 'RANGES', help: 'Shards to check, e.g. 0-15 or 3,7,9-12 (default: every shard)' } },
+  details: 'The side written first is the truth (user_likes_pins, user_follows_users, user_follows_boards; a repin\nobject for pin_repinned_as_pins; the rows for counts). Prints every fix.',
+  async run(args, ctx) {
+    const config = configFor(ctx);
+    const { topology } = await publishedTopology(config);
+    const wanted = args.string('shards');
+    const shards = wanted ? parseShardList(wanted).filter((s) => topology.shardExists(s)) : allShards(topology);
+    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { log: (l) => println(ctx.stdout, l) }), 4);
+    println(ctx.stdout, `${shards.length} shards checked: ${r.reversesAdded} reverse edges added, ${r.reversesRemoved} removed, ${r.repinEdgesFixed} repin edges fixed, ${r.countsFixed} counts fixed`);
+  },
+};
+
+export const repairCommands: readonly Command[] = [repair, reconcileCommand];

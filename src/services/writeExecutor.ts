@@ -1,0 +1,245 @@
+import { ShardqlError, isShardqlError } from '../core/errors.ts';
+import { shardOf } from '../core/ids.ts';
+import { reverseOf, type MappingTable } from '../core/mappings.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import type { Storage } from '../storage/index.ts';
+import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
+import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
+import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
+import type { Tx } from '../storage/shardRouter.ts';
+import type { OpContext } from '../storage/sqlStats.ts';
+
+/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
+export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
+export type FaultHook = (point: FaultPoint, kind: string) => void | Promise<void>;
+
+export interface IdempotencyOptions {
+  /** Whose key it is (the viewer): keys of different viewers never collide. */
+  readonly scope: string;
+  readonly key: string;
+}
+
+/** The first local transaction of a write, on one shard: objects and edges of that shard only. */
+export class LocalWrite {
+  readonly shard: number;
+  readonly #tx: Tx;
+  readonly #storage: Storage;
+  readonly changedObjects: bigint[] = [];
+  readonly changedLists: string[] = [];
+
+  constructor(tx: Tx, shard: number, storage: Storage) {
+    this.#tx = tx;
+    this.shard = shard;
+    this.#storage = storage;
+  }
+
+  async create(type: ObjectType, data: ObjectData): Promise<StoredObject> {
+    return this.#storage.objects.insertInTx(this.#tx, type, this.shard, data);
+  }
+
+  /** The object, locked until commit; NOT_FOUND unless active and of `type`. */
+  async lockActive(id: bigint, type: ObjectType): Promise<StoredObject> {
+    this.#own(id);
+    const o = await this.#storage.objects.lockInTx(this.#tx, id);
+    if (!o || o.type !== type || !isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${type} with ID ${id}`, { id: `${id}` });
+    return o;
+  }
+
+  async softDelete(id: bigint): Promise<boolean> {
+    this.#own(id);
+    const changed = await this.#storage.objects.softDeleteInTx(this.#tx, id);
+    if (changed) this.changedObjects.push(id);
+    return changed;
+  }
+
+  async edges(changes: readonly EdgeChange[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const c of changes) {
+      this.#own(c.from);
+      const changed = await this.#storage.mappings.applyInTx(this.#tx, c);
+      if (changed) this.changedLists.push(listCacheKey(c.table, c.from));
+      out.push(changed);
+    }
+    return out;
+  }
+
+  #own(id: bigint): void {
+    if (shardOf(id) !== this.shard) throw new Error(`a local write on shard ${this.shard} cannot touch ${id} on shard ${shardOf(id)}`);
+  }
+}
+
+export interface WritePlan<R> {
+  /** A name for logs, faults and fingerprints, e.g. 'likePin'. */
+  readonly kind: string;
+  /** The shard of the first step: where the intent and the idempotency key live. */
+  readonly shard: number;
+  /** The arguments, for the idempotency fingerprint. */
+  readonly args: unknown;
+  /** The first step, in one local transaction; returns the result and the steps that remain. */
+  readonly first: (w: LocalWrite) => Promise<{ result: R; steps: IntentStep[] }>;
+  /** What to store as the result of an idempotent write, and how to rebuild it on a retry. */
+  readonly toRecord: (result: R) => Record<string, unknown>;
+  readonly fromRecord: (record: Record<string, unknown>, ctx: OpContext) => Promise<R>;
+}
+
+/**
+ * Runs writes that may span shards without a distributed transaction:
+ *   1. one local transaction on the first shard makes the first step's changes, records the
+ *      remaining steps in the intent log and the idempotency key with the result — all or nothing;
+ *   2. each remaining step runs on its own shard; each is idempotent and order-safe (it re-derives
+ *      the state it must produce from the authoritative side under a lock);
+ *   3. the intent is deleted.
+ * A crash anywhere after 1 leaves an intent that the repair pass (or a retry with the same
+ * idempotency key) completes; a crash before leaves nothing.
+ */
+export class WriteExecutor {
+  readonly #storage: Storage;
+  readonly #faults: FaultHook | undefined;
+
+  constructor(storage: Storage, faults?: FaultHook) {
+    this.#storage = storage;
+    this.#faults = faults;
+  }
+
+  async run<R>(plan: WritePlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
+    const fingerprint = fingerprintOf(plan.kind, plan.args);
+    if (idem) {
+      const replay = await this.#replay(plan, idem, fingerprint, ctx);
+      if (replay.found) return replay.result;
+    }
+    let local: LocalWrite | undefined;
+    let intentId: bigint | null = null;
+    let out: { result: R; steps: IntentStep[] };
+    try {
+      out = await this.#storage.router.transaction(
+        plan.shard,
+        async (tx) => {
+          local = new LocalWrite(tx, plan.shard, this.#storage);
+          const o = await plan.first(local);
+          if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps);
+          if (idem) await this.#storage.intents.saveIdempotencyInTx(tx, plan.shard, idem.scope, idem.key, fingerprint, plan.toRecord(o.result), intentId);
+          await this.#faults?.('in-first-transaction', plan.kind);
+          return o;
+        },
+        ctx,
+      );
+    } catch (err) {
+      // A twin request with the same key committed first: answer what it answered.
+      if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
+        const replay = await this.#replay(plan, idem, fingerprint, ctx);
+        if (replay.found) return replay.result;
+      }
+      throw err;
+    }
+    await this.#invalidate(local!, ctx);
+    await this.#faults?.('after-first-commit', plan.kind);
+    for (const [i, step] of out.steps.entries()) {
+      await runStep(this.#storage, step, ctx);
+      await this.#faults?.(`after-step-${i}`, plan.kind);
+    }
+    await this.#faults?.('before-complete', plan.kind);
+    if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
+    return out.result;
+  }
+
+  async #replay<R>(plan: WritePlan<R>, idem: IdempotencyOptions, fingerprint: string, ctx: OpContext): Promise<{ found: true; result: R } | { found: false }> {
+    const rec = await this.#storage.intents.findIdempotency(plan.shard, idem.scope, idem.key, ctx);
+    if (!rec) return { found: false };
+    if (rec.fingerprint !== fingerprint) {
+      throw new ShardqlError('INVALID_ARGUMENT', 'Expected a new idempotency key for a different operation, got a key already used for another one', {
+        argument: 'Idempotency-Key',
+      });
+    }
+    // The first attempt may have stopped midway: finish its remaining steps before answering.
+    if (rec.intentId !== null) await completeIntent(this.#storage, plan.shard, rec.intentId, ctx);
+    return { found: true, result: await plan.fromRecord(rec.result, ctx) };
+  }
+
+  async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
+    await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
+  }
+}
+
+/** Finishes one intent if it is still pending: runs its steps (idempotent) and deletes it. */
+export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}): Promise<boolean> {
+  const intent = await storage.intents.intent(shard, id, ctx);
+  if (!intent) return false;
+  for (const step of intent.steps) await runStep(storage, step, ctx);
+  await storage.intents.complete(shard, id, ctx);
+  return true;
+}
+
+/**
+ * One remaining step. Each re-derives what it must produce from the side written first, holding a
+ * lock on it, so replaying a step late (after a later opposite write) cannot undo that write.
+ */
+export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext = {}): Promise<void> {
+  switch (step.kind) {
+    case 'syncReverse': {
+      const table = step.table as MappingTable;
+      const reverse = reverseOf(table);
+      if (!reverse) throw new Error(`${table} has no reverse table`);
+      const from = BigInt(step.from);
+      const to = BigInt(step.to);
+      await mirror(storage, shardOf(from), shardOf(to), ctx, async (tx) => {
+        const fwd = await storage.mappings.lockEdgeInTx(tx, table, from, to);
+        return fwd ? { op: 'add', table: reverse, from: to, to: from, sequence: fwd.sequence } : { op: 'remove', table: reverse, from: to, to: from };
+      });
+      return;
+    }
+    case 'syncRepin': {
+      const original = BigInt(step.original);
+      const pin = BigInt(step.pin);
+      await mirror(storage, shardOf(pin), shardOf(original), ctx, async (tx) => {
+        const p = await storage.objects.lockInTx(tx, pin);
+        const present = p !== undefined && isActive(p) && p.data.via_pin_id === step.original;
+        return present
+          ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
+          : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
+      });
+      return;
+    }
+    default: {
+      const unknown: never = step;
+      throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/**
+ * Makes the edge on `targetShard` match the authoritative state read on `sourceShard`. On one
+ * shard: one transaction, under the source's lock. Across shards no lock is held across the two
+ * (holding a connection while waiting for another can exhaust a pool): apply, then read the source
+ * again; if it changed meanwhile, apply again. The last mirror to finish has read the last state,
+ * so concurrent mirrors of one pair converge on it.
+ */
+async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: (tx: Tx) => Promise<EdgeChange>): Promise<void> {
+  const invalidate = async (c: EdgeChange): Promise<void> => storage.mappings.invalidate([listCacheKey(c.table, c.from)], ctx);
+  if (sourceShard === targetShard) {
+    let change: EdgeChange | undefined;
+    const changed = await storage.router.transaction(
+      sourceShard,
+      async (tx) => {
+        change = await derive(tx);
+        return storage.mappings.applyInTx(tx, change);
+      },
+      ctx,
+    );
+    if (changed && change) await invalidate(change);
+    return;
+  }
+  const same = (a: EdgeChange, b: EdgeChange): boolean => a.op === b.op && a.sequence === b.sequence;
+  let change = await storage.router.transaction(sourceShard, derive, ctx);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const c = change;
+    if (await storage.router.transaction(targetShard, (tx) => storage.mappings.applyInTx(tx, c), ctx)) await invalidate(c);
+    const now = await storage.router.transaction(sourceShard, derive, ctx);
+    if (same(now, change)) return;
+    change = now;
+  }
+  throw new ShardqlError('SHARD_UNAVAILABLE', 'A relation kept changing while it was being written; retry');
+}
+
+export function isRetryableWriteError(err: unknown): boolean {
+  return isShardqlError(err) && err.retryable;
+}

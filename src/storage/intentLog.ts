@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { shardDatabase } from '../core/topology.ts';
+import type { ShardRouter, SqlValue, Tx } from './shardRouter.ts';
+import type { OpContext } from './sqlStats.ts';
+
+/** One remaining step of a multi-shard write, as stored in the intent log (JSON; IDs as strings). */
+export type IntentStep =
+  /** Make the reverse edge of `table(from → to)` mirror the forward edge: present iff it is. */
+  | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
+  /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
+  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string };
+
+export interface PendingIntent {
+  readonly shard: number;
+  readonly id: bigint;
+  readonly kind: string;
+  readonly steps: IntentStep[];
+  readonly createdAt: number;
+  readonly attempts: number;
+}
+
+export interface IdempotencyRecord {
+  readonly fingerprint: string;
+  readonly result: Record<string, unknown>;
+  readonly intentId: bigint | null;
+}
+
+export function fingerprintOf(operation: string, args: unknown): string {
+  return createHash('sha256')
+    .update(`${operation}\n${JSON.stringify(args, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`)
+    .digest('hex');
+}
+
+/**
+ * The intent log and idempotency keys: SQL over the `intents` and `idempotency` tables of each
+ * shard. Recording happens inside the caller's first local transaction, so a write's first step and
+ * the record of what remains commit together or not at all.
+ */
+export class IntentLog {
+  readonly #router: ShardRouter;
+  readonly #now: () => number;
+
+  constructor(opts: { router: ShardRouter; now?: () => number }) {
+    this.#router = opts.router;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  async recordInTx(tx: Tx, shard: number, kind: string, steps: readonly IntentStep[]): Promise<bigint> {
+    const res = await tx.execute(`INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, [
+      kind,
+      JSON.stringify(steps),
+      this.#now(),
+    ]);
+    return BigInt(res.insertId);
+  }
+
+  /** Deletes a finished intent. Idempotent. */
+  async complete(shard: number, id: bigint, ctx: OpContext = {}): Promise<void> {
+    await this.#router.query(this.#router.writableHostOfShard(shard), [shard], `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ?`, [id], ctx);
+  }
+
+  async noteAttempt(shard: number, id: bigint, ctx: OpContext = {}): Promise<void> {
+    await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `UPDATE ${shardDatabase(shard)}.intents SET attempts = attempts + 1 WHERE id = ?`,
+      [id],
+      ctx,
+    );
+  }
+
+  /** Intents older than `minAgeMs` on the given shards, one round trip per host, oldest first. */
+  async pending(shards: readonly number[], minAgeMs: number, limit: number, ctx: OpContext = {}): Promise<PendingIntent[]> {
+    const before = this.#now() - minAgeMs;
+    const out: PendingIntent[] = [];
+    const byHost = this.#router.groupByHost(shards, (s) => s);
+    await Promise.all(
+      [...byHost.entries()].map(async ([host, list]) => {
+        const parts: string[] = [];
+        const values: SqlValue[] = [];
+        for (const s of list) {
+          parts.push(
+            `(SELECT ${s} AS shard, id, kind, steps, attempts, created_at FROM ${shardDatabase(s)}.intents WHERE created_at <= ? ORDER BY created_at LIMIT ?)`,
+          );
+          values.push(before, limit);
+        }
+        const rows = await this.#router.query(host, list, parts.join('\nUNION ALL\n'), values, ctx);
+        for (const r of rows) {
+          out.push({
+            shard: Number(r.shard),
+            id: BigInt(r.id as string),
+            kind: String(r.kind),
+            steps: JSON.parse(String(r.steps)) as IntentStep[],
+            attempts: Number(r.attempts),
+            createdAt: Number(r.created_at),
+          });
+        }
+      }),
+    );
+    return out.sort((a, b) => a.createdAt - b.createdAt).slice(0, limit);
+  }
+
+  async intent(shard: number, id: bigint, ctx: OpContext = {}): Promise<PendingIntent | undefined> {
+    const rows = await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `SELECT id, kind, steps, attempts, created_at FROM ${shardDatabase(shard)}.intents WHERE id = ?`,
+      [id],
+      ctx,
+    );
+    const r = rows[0];
+    return r
+      ? { shard, id, kind: String(r.kind), steps: JSON.parse(String(r.steps)) as IntentStep[], attempts: Number(r.attempts), createdAt: Number(r.created_at) }
+      : undefined;
+  }
+
+  async findIdempotency(shard: number, scope: string, key: string, ctx: OpContext = {}): Promise<IdempotencyRecord | undefined> {
+    const rows = await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `SELECT fingerprint, result, intent_id FROM ${shardDatabase(shard)}.idempotency WHERE scope = ? AND idem_key = ?`,
+      [scope, key],
+      ctx,
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      fingerprint: String(r.fingerprint),
+      result: JSON.parse(String(r.result)) as Record<string, unknown>,
+      intentId: r.intent_id == null ? null : BigInt(r.intent_id as string),
+    };
+  }
+
+  /** Saves a key with its result in the write's first transaction; a concurrent twin fails on the primary key. */
+  async saveIdempotencyInTx(
+    tx: Tx,
+    shard: number,
+    scope: string,
+    key: string,
+    fingerprint: string,
+    result: Record<string, unknown>,
+    intentId: bigint | null,
+  ): Promise<void> {
+    await tx.execute(
+      `INSERT INTO ${shardDatabase(shard)}.idempotency (scope, idem_key, fingerprint, result, intent_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      [scope, key, fingerprint, JSON.stringify(result), intentId, this.#now()],
+    );
+  }
+
+  /** Forgets idempotency keys older than `maxAgeMs`. */
+  async expireIdempotency(shards: readonly number[], maxAgeMs: number, ctx: OpContext = {}): Promise<void> {
+    const before = this.#now() - maxAgeMs;
+    const byHost = this.#router.groupByHost(shards, (s) => s);
+    await Promise.all(
+      [...byHost.entries()].flatMap(([host, list]) =>
+        list.map((s) => this.#router.query(host, [s], `DELETE FROM ${shardDatabase(s)}.idempotency WHERE created_at < ? LIMIT 10000`, [before], ctx)),
+      ),
+    );
+  }
+}

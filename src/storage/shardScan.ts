@@ -1,0 +1,71 @@
+import { encodeId } from '../core/ids.ts';
+import type { MappingTable } from '../core/mappings.ts';
+import { OBJECT_TYPES } from '../core/objectTypes.ts';
+import { shardDatabase } from '../core/topology.ts';
+import type { ShardRouter } from './shardRouter.ts';
+import type { OpContext } from './sqlStats.ts';
+
+/**
+ * Whole-shard reads and fixes for reconciliation (offline tooling, not the request path): every
+ * edge of a mapping on a shard, the repins on a shard, counts that disagree with their rows.
+ */
+export class ShardScan {
+  readonly #router: ShardRouter;
+
+  constructor(router: ShardRouter) {
+    this.#router = router;
+  }
+
+  async edges(shard: number, table: MappingTable, ctx: OpContext = {}): Promise<{ from: bigint; to: bigint; sequence: number }[]> {
+    const rows = await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `SELECT from_id, to_id, sequence FROM ${shardDatabase(shard)}.${table}`,
+      [],
+      ctx,
+    );
+    return rows.map((r) => ({ from: BigInt(r.from_id as string), to: BigInt(r.to_id as string), sequence: Number(r.sequence) }));
+  }
+
+  /** IDs of the pins on a shard that are repins (their JSON has `via_pin_id`). */
+  async repinIds(shard: number, ctx: OpContext = {}): Promise<bigint[]> {
+    const rows = await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `SELECT local_id FROM ${shardDatabase(shard)}.pins WHERE JSON_VALUE(data, '$.via_pin_id') IS NOT NULL`,
+      [],
+      ctx,
+    );
+    return rows.map((r) => encodeId({ shard, type: OBJECT_TYPES.pin, local: BigInt(r.local_id as string) }));
+  }
+
+  /** Lists of `table` on `shard` whose count differs from their rows: [id, rows, counted]. */
+  async countMismatches(shard: number, table: MappingTable, ctx: OpContext = {}): Promise<{ id: bigint; actual: number; counted: number }[]> {
+    const db = shardDatabase(shard);
+    const rows = await this.#router.query(
+      this.#router.hostOfShard(shard),
+      [shard],
+      `SELECT id, SUM(actual) AS actual, SUM(counted) AS counted FROM (
+         SELECT from_id AS id, COUNT(*) AS actual, 0 AS counted FROM ${db}.${table} GROUP BY from_id
+         UNION ALL
+         SELECT id, 0 AS actual, n AS counted FROM ${db}.counts WHERE kind = ?
+       ) lists GROUP BY id HAVING actual <> counted`,
+      [table],
+      ctx,
+    );
+    return rows.map((r) => ({ id: BigInt(r.id as string), actual: Number(r.actual), counted: Number(r.counted) }));
+  }
+
+  /** Sets one list's count to its number of rows, counting under the rows' locks. */
+  async recount(shard: number, table: MappingTable, id: bigint, ctx: OpContext = {}): Promise<void> {
+    const db = shardDatabase(shard);
+    await this.#router.transaction(
+      shard,
+      async (tx) => {
+        const rows = await tx.query(`SELECT COUNT(*) AS n FROM ${db}.${table} WHERE from_id = ? LOCK IN SHARE MODE`, [id]);
+        await tx.execute(`INSERT INTO ${db}.counts (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n)`, [id, table, Number(rows[0]?.n ?? 0)]);
+      },
+      ctx,
+    );
+  }
+}
