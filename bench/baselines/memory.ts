@@ -1,0 +1,188 @@
+/**
+ * The floor's data: the objects, list entries, counts and edges the scenarios touch, in Maps.
+ * Filled by running every scenario request once through the same resolvers over a recording
+ * source backed by the real shards (through the gateway's own loaders); then served from memory,
+ * synchronously — no promise, no I/O.
+ *
+ * A list keeps every entry any recorded page saw (each recorded page fetched one entry more than
+ * it showed, so `hasNextPage` is known), sorted in the list's order; a page after a cursor is a
+ * binary search. Entries between recorded pages are absent, which no recorded request can see.
+ */
+import type { MappingTable } from '../../src/core/mappings.ts';
+import { createLoaders, type Loaders } from '../../src/loaders/loaders.ts';
+import type { Storage } from '../../src/storage/index.ts';
+import type { Page, PageRequest } from '../../src/storage/mappingStore.ts';
+import { decodeCursor, encodeCursor, listTag, then, type M, type Obj, type Source } from './source.ts';
+
+interface Entry {
+  readonly to: bigint;
+  readonly sequence: number;
+  /** The order key: the sequence (time order) or the position (owner order). */
+  readonly k: bigint;
+}
+
+function owner(tag: string): boolean {
+  return tag.endsWith(':o');
+}
+
+/** Position of entry a relative to b in the list's order (newest first in time order). */
+function cmp(tag: string, a: { k: bigint; to: bigint }, b: { k: bigint; to: bigint }): number {
+  const c = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
+  return owner(tag) ? c : -c;
+}
+
+export class MemoryData {
+  readonly objects = new Map<bigint, Obj>();
+  readonly lists = new Map<string, Entry[]>();
+  readonly counts = new Map<string, number>();
+  readonly edges = new Set<string>();
+  readonly usernames = new Map<string, bigint>();
+
+  addEntries(tag: string, entries: Entry[]): void {
+    const list = this.lists.get(tag) ?? [];
+    const have = new Set(list.map((e) => e.to));
+    for (const e of entries) if (!have.has(e.to)) list.push(e);
+    list.sort((a, b) => cmp(tag, a, b));
+    this.lists.set(tag, list);
+  }
+
+  insertEntry(tag: string, e: Entry): void {
+    const list = this.lists.get(tag) ?? [];
+    list.splice(this.#lowerBound(tag, list, e), 0, e);
+    this.lists.set(tag, list);
+  }
+
+  removeEntry(tag: string, to: bigint): void {
+    const list = this.lists.get(tag);
+    if (!list) return;
+    const i = list.findIndex((e) => e.to === to);
+    if (i >= 0) list.splice(i, 1);
+  }
+
+  /** First index whose entry comes after `key` in the list's order. */
+  #lowerBound(tag: string, list: Entry[], key: { k: bigint; to: bigint }): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cmp(tag, list[mid]!, key) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  page(req: PageRequest): Page {
+    const tag = listTag(req);
+    let list = this.lists.get(tag) ?? [];
+    if (req.order !== 'owner' && (req.since != null || req.until != null)) {
+      list = list.filter((e) => (req.since == null || e.sequence >= req.since) && (req.until == null || e.sequence < req.until));
+    }
+    const c = req.after != null ? decodeCursor(req.after, tag) : req.startAfter;
+    const start = c ? this.#lowerBound(tag, list, { k: c.key, to: c.id }) : 0;
+    const slice = list.slice(start, start + req.first);
+    const edges = slice.map((e) => ({ to: e.to, sequence: e.sequence, cursor: encodeCursor({ list: tag, key: e.k, id: e.to }) }));
+    return { edges, hasNextPage: list.length > start + req.first, endCursor: edges.at(-1)?.cursor ?? null };
+  }
+
+  stats(): Record<string, number> {
+    let entries = 0;
+    for (const l of this.lists.values()) entries += l.length;
+    return { objects: this.objects.size, lists: this.lists.size, listEntries: entries, counts: this.counts.size, edges: this.edges.size };
+  }
+}
+
+const countKey = (id: bigint, kind: string): string => `${id}:${kind}`;
+const edgeKey = (table: string, from: bigint, to: bigint): string => `${table}:${from}:${to}`;
+
+/** Serves the floor: everything from the Maps, synchronously. */
+export class MemorySource implements Source {
+  readonly #d: MemoryData;
+  readonly #now: () => number;
+  constructor(data: MemoryData, now: () => number = Date.now) {
+    this.#d = data;
+    this.#now = now;
+  }
+  object(id: bigint): Obj | null {
+    return this.#d.objects.get(id) ?? null;
+  }
+  page(req: PageRequest): Page {
+    return this.#d.page(req);
+  }
+  count(o: Obj, kind: MappingTable): number {
+    return this.#d.counts.get(countKey(o.id, kind)) ?? 0;
+  }
+  edge(table: MappingTable, from: bigint, to: bigint): boolean {
+    return this.#d.edges.has(edgeKey(table, from, to));
+  }
+  username(key: string): bigint | null {
+    return this.#d.usernames.get(key) ?? null;
+  }
+  like(viewer: bigint, pin: bigint, add: boolean): boolean {
+    const d = this.#d;
+    const key = edgeKey('user_likes_pins', viewer, pin);
+    if (d.edges.has(key) === add) return false;
+    const mine = listTag({ table: 'user_likes_pins', from: viewer });
+    const theirs = listTag({ table: 'pin_liked_by_users', from: pin });
+    if (add) {
+      const sequence = this.#now();
+      d.edges.add(key);
+      d.insertEntry(mine, { to: pin, sequence, k: BigInt(sequence) });
+      d.insertEntry(theirs, { to: viewer, sequence, k: BigInt(sequence) });
+    } else {
+      d.edges.delete(key);
+      d.removeEntry(mine, pin);
+      d.removeEntry(theirs, viewer);
+    }
+    const delta = add ? 1 : -1;
+    for (const k of [countKey(viewer, 'user_likes_pins'), countKey(pin, 'pin_liked_by_users')]) d.counts.set(k, (d.counts.get(k) ?? 0) + delta);
+    return true;
+  }
+}
+
+/**
+ * Reads through the gateway's loaders (one set per request, so a request batches like the gateway)
+ * and keeps a copy of everything it returns in `data`.
+ */
+export class RecordingSource implements Source {
+  readonly #d: MemoryData;
+  readonly #l: Loaders;
+  constructor(data: MemoryData, storage: Storage) {
+    this.#d = data;
+    this.#l = createLoaders(storage, {});
+  }
+  object(id: bigint): M<Obj | null> {
+    return this.#l.objects.load(id).then((o) => {
+      if (o) this.#d.objects.set(o.id, o);
+      return o;
+    });
+  }
+  page(req: PageRequest): M<Page> {
+    const tag = listTag(req);
+    return this.#l.pages.load({ ...req, first: req.first + 1 }).then((page) => {
+      this.#d.addEntries(tag, page.edges.map((e) => ({ to: e.to, sequence: e.sequence, k: decodeCursor(e.cursor, tag).key })));
+      const edges = page.edges.slice(0, req.first);
+      return { edges, hasNextPage: page.edges.length > req.first || page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null };
+    });
+  }
+  count(o: Obj, kind: MappingTable): M<number> {
+    return this.#l.counts.load({ id: o.id, kind }).then((n) => {
+      this.#d.counts.set(countKey(o.id, kind), n);
+      return n;
+    });
+  }
+  edge(table: MappingTable, from: bigint, to: bigint): M<boolean> {
+    return this.#l.edges.load({ table, from, to }).then((yes) => {
+      if (yes) this.#d.edges.add(edgeKey(table, from, to));
+      return yes;
+    });
+  }
+  username(key: string): M<bigint | null> {
+    return then(this.#l.usernames.load(key), (uid) => {
+      if (uid !== null) this.#d.usernames.set(key, uid);
+      return uid;
+    });
+  }
+  like(): never {
+    throw new Error('recording runs reads only');
+  }
+}

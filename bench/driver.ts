@@ -1,0 +1,217 @@
+/**
+ * The load generator, in a child process of its own so that autocannon never shares an event loop
+ * with the server it measures. The parent sends one run at a time over IPC:
+ *
+ *   { id, run: DriverRun }  →  { id, result: DriverResult } | { id, error }
+ *
+ * Each connection replays one request stream in a loop (stream i % streams.length): a read scenario
+ * rotates its requests so connections do not march in step; the mutation mix gives each connection
+ * its own viewer. Latencies are kept exactly (µs), not from autocannon's 1 ms histogram.
+ *
+ * A "pass" (the cold phase) is not autocannon: every distinct request exactly once, a fixed number
+ * in flight (a chain of requests, e.g. one viewer's like then unlike, stays on one connection),
+ * with each answer's cost collected.
+ */
+import autocannon from 'autocannon';
+
+export interface DriverRequest {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+export interface DriverRun {
+  readonly url: string;
+  readonly connections: number;
+  readonly durationSec: number;
+  /** Connection i loops over streams[i % streams.length]. */
+  readonly streams: readonly (readonly DriverRequest[])[];
+}
+
+/**
+ * A first pass: every request exactly once, `connections` at a time, each answer's
+ * `extensions.cost` collected (send them with `x-shardql-cost: 1`).
+ */
+export interface DriverPass {
+  readonly url: string;
+  readonly connections: number;
+  /** Chains run in parallel, the requests of one chain in order on one connection. */
+  readonly chains: readonly (readonly DriverRequest[])[];
+}
+
+/** Sums of `extensions.cost` over the answers that carried one. */
+export interface CostTotals {
+  readonly answers: number;
+  readonly sqlRoundTrips: number;
+  readonly cacheRoundTrips: number;
+  readonly cacheHits: number;
+  readonly cacheMisses: number;
+  /** Whether any answer reported cache traffic fields at all. */
+  readonly cacheReported: boolean;
+}
+
+interface CostExtension {
+  sqlRoundTrips?: unknown;
+  cache?: Record<string, { roundTrips?: unknown; hits?: unknown; misses?: unknown }>;
+}
+
+export function addCost(totals: CostTotals, cost: CostExtension | undefined): CostTotals {
+  if (!cost || typeof cost.sqlRoundTrips !== 'number') return totals;
+  let rt = 0;
+  let hits = 0;
+  let misses = 0;
+  for (const layer of Object.values(cost.cache ?? {})) {
+    rt += Number(layer.roundTrips ?? 0);
+    hits += Number(layer.hits ?? 0);
+    misses += Number(layer.misses ?? 0);
+  }
+  return {
+    answers: totals.answers + 1,
+    sqlRoundTrips: totals.sqlRoundTrips + cost.sqlRoundTrips,
+    cacheRoundTrips: totals.cacheRoundTrips + rt,
+    cacheHits: totals.cacheHits + hits,
+    cacheMisses: totals.cacheMisses + misses,
+    cacheReported: totals.cacheReported || cost.cache !== undefined,
+  };
+}
+
+export const NO_COST: CostTotals = { answers: 0, sqlRoundTrips: 0, cacheRoundTrips: 0, cacheHits: 0, cacheMisses: 0, cacheReported: false };
+
+export interface DriverResult {
+  readonly requests: number;
+  readonly durationMs: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly p99Ms: number;
+  readonly meanMs: number;
+  /** Transport errors, timeouts, non-2xx answers, and 200s that carried GraphQL errors. */
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly non2xx: number;
+  readonly graphqlErrors: number;
+  readonly firstErrorBody?: string;
+  /** First passes only: the cost every answer reported. */
+  readonly cost?: CostTotals;
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export async function runLoad(run: DriverRun): Promise<DriverResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let firstErrorBody: string | undefined;
+  const streams = run.streams.map((s) => s.map((r) => ({ method: 'POST' as const, path: '/graphql', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body })));
+  const started = Date.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: run.url,
+        connections: run.connections,
+        duration: run.durationSec,
+        pipelining: 1,
+        timeout: 30,
+        requests: streams[0]!,
+        setupClient: (client: autocannon.Client) => {
+          const stream = streams[next++ % streams.length]!;
+          (client as unknown as { setRequests(r: unknown[]): void }).setRequests(stream);
+        },
+        verifyBody: (raw) => {
+          const body = typeof raw === 'string' ? raw : raw === undefined ? '' : raw.toString('utf8');
+          const ok = !body.includes('"errors":');
+          if (!ok && firstErrorBody === undefined) firstErrorBody = body.slice(0, 500);
+          return ok;
+        },
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+      latencies.push(responseTime);
+    });
+  });
+  const durationMs = Date.now() - started;
+  const sorted = Float64Array.from(latencies).sort();
+  const mean = latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : 0;
+  const requests = result.requests.total;
+  return {
+    requests,
+    durationMs,
+    rps: requests / (run.durationSec || durationMs / 1000),
+    p50Ms: percentile(sorted, 0.5),
+    p90Ms: percentile(sorted, 0.9),
+    p99Ms: percentile(sorted, 0.99),
+    meanMs: mean,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    graphqlErrors: result.mismatches,
+    ...(firstErrorBody !== undefined ? { firstErrorBody } : {}),
+  };
+}
+
+export async function runPass(pass: DriverPass): Promise<DriverResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let cost = NO_COST;
+  let errors = 0;
+  let non2xx = 0;
+  let graphqlErrors = 0;
+  let firstErrorBody: string | undefined;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < pass.chains.length) {
+      for (const r of pass.chains[next++]!) await one(r);
+    }
+  };
+  const one = async (r: DriverRequest): Promise<void> => {
+    {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${pass.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body });
+        const text = await res.text();
+        latencies.push(performance.now() - t0);
+        if (res.status < 200 || res.status > 299) non2xx++;
+        const body = JSON.parse(text) as { errors?: unknown[]; extensions?: { cost?: CostExtension } };
+        if (body.errors?.length) {
+          graphqlErrors++;
+          firstErrorBody ??= text.slice(0, 500);
+        }
+        cost = addCost(cost, body.extensions?.cost);
+      } catch (err) {
+        errors++;
+        firstErrorBody ??= String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(pass.connections, pass.chains.length) }, worker));
+  const durationMs = performance.now() - started;
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    requests: latencies.length,
+    durationMs,
+    rps: durationMs > 0 ? (latencies.length * 1000) / durationMs : 0,
+    p50Ms: percentile(sorted, 0.5),
+    p90Ms: percentile(sorted, 0.9),
+    p99Ms: percentile(sorted, 0.99),
+    meanMs: latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : 0,
+    errors,
+    timeouts: 0,
+    non2xx,
+    graphqlErrors,
+    ...(firstErrorBody !== undefined ? { firstErrorBody } : {}),
+    cost,
+  };
+}
+
+if (process.send) {
+  process.on('message', (msg: { id: number; run?: DriverRun; pass?: DriverPass }) => {
+    (msg.pass ? runPass(msg.pass) : runLoad(msg.run!)).then(
+      (result) => process.send!({ id: msg.id, result }),
+      (err: unknown) => process.send!({ id: msg.id, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}

@@ -1,0 +1,370 @@
+/**
+ * `npm run bench` (entry: bench/run.ts): the gateway against three baselines, scenario by
+ * scenario, on the benchmark's own local stack.
+ *
+ *   tsx bench/run.ts [--quick] [--json FILE] [--users N | --scale K] [--shards N] [--seed N]
+ *                    [--connections N] [--warm S] [--scenarios a,b] [--systems ours,flat]
+ *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS]
+ *
+ * 1. brings up `.stack-bench` (or uses it running), publishes the slot's topology (64 shards over 2
+ *    hosts by default; 16 in --quick), provisions and loads the synthetic data set if missing;
+ * 2. starts the gateway in-process (production mode; `x-shardql-cost: 1` on sampled requests gives
+ *    the SQL round trips), the N+1 gateway, the in-memory floor and the flat one-database baseline;
+ * 3. per scenario, per phase, per system in turn — interleaved, so machine noise hits all alike:
+ *    cold = caches flushed and the system restarted, then a first pass (every distinct request of
+ *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = HTTP load
+ *    with autocannon (fixed connections and duration) from a child process, then a sample of
+ *    requests for their cost and to compare every baseline's answers with ours;
+ * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
+import { cpus, freemem, release, totalmem, type as osType } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Etcd3 } from 'etcd3';
+import type { GatewayConfig } from '../src/config.ts';
+import { parseTopology } from '../src/core/topology.ts';
+import { ensureDataset, slotTopology, stackHosts } from '../src/bulk/dataset.ts';
+import { publishTopology } from '../src/topology/etcdTopology.ts';
+import { baselineSchema } from './baselines/source.ts';
+import { CacheProbe } from './caches.ts';
+import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
+import { datasetChoice } from './load.ts';
+import { firstDifference, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
+import { BOARD_WALK, buildScenarios, type Scenario, type ScenarioRequest } from './scenarios.ts';
+import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
+import { flatSystem, floorSystem, gatewaySystem, recordFloor, tokenCache, type System, type SystemKey } from './systems.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    json: { type: 'string' },
+    users: { type: 'string' },
+    scale: { type: 'string' },
+    shards: { type: 'string' },
+    seed: { type: 'string' },
+    connections: { type: 'string' },
+    warm: { type: 'string' },
+    scenarios: { type: 'string' },
+    systems: { type: 'string' },
+    'stack-dir': { type: 'string' },
+    'keep-stack': { type: 'boolean', default: false },
+    'force-load': { type: 'boolean', default: false },
+    'cache-timeout-ms': { type: 'string' },
+  },
+});
+
+const quick = args.quick ?? false;
+const connections = Number(args.connections ?? 8);
+const warmSec = Number(args.warm ?? (quick ? 2 : 10));
+const sampleCount = quick ? 4 : 8;
+const cacheTimeoutMs = args['cache-timeout-ms'] === undefined ? undefined : Number(args['cache-timeout-ms']);
+const stackDir = resolve(args['stack-dir'] ?? DEFAULT_BENCH_STACK);
+const dedicatedStack = stackDir === DEFAULT_BENCH_STACK;
+const started = Date.now();
+const log = (line: string): void => void process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+
+const ALL_SYSTEMS: SystemKey[] = ['ours', 'n+1', 'floor', 'flat'];
+const wantSystems = new Set<SystemKey>(args.systems ? (args.systems.split(',') as SystemKey[]) : ALL_SYSTEMS);
+wantSystems.add('ours');
+for (const s of wantSystems) if (!ALL_SYSTEMS.includes(s)) throw new Error(`--systems: unknown system ${s} (${ALL_SYSTEMS.join(', ')})`);
+
+/** The load generator child process: one run at a time over IPC. */
+class Driver {
+  readonly #child: ChildProcess;
+  #next = 0;
+  readonly #pending = new Map<number, { resolve: (r: DriverResult) => void; reject: (e: Error) => void }>();
+  constructor() {
+    this.#child = fork(join(ROOT, 'bench/driver.ts'), [], { execArgv: ['--import', 'tsx'], cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.#child.on('message', (msg: { id: number; result?: DriverResult; error?: string }) => {
+      const p = this.#pending.get(msg.id);
+      this.#pending.delete(msg.id);
+      if (msg.error !== undefined) p?.reject(new Error(msg.error));
+      else p?.resolve(msg.result!);
+    });
+    this.#child.on('exit', (code) => {
+      for (const p of this.#pending.values()) p.reject(new Error(`load generator exited (${code})`));
+      this.#pending.clear();
+    });
+  }
+  run(run: DriverRun): Promise<DriverResult> {
+    return this.#send({ run });
+  }
+  pass(pass: DriverPass): Promise<DriverResult> {
+    return this.#send({ pass });
+  }
+  #send(msg: { run?: DriverRun; pass?: DriverPass }): Promise<DriverResult> {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#child.send({ id, ...msg });
+    });
+  }
+  stop(): void {
+    if (this.#child.connected) this.#child.disconnect();
+  }
+}
+
+interface Sampled {
+  readonly sqlRoundTrips: number | null;
+  readonly cacheRoundTrips: number | null;
+  readonly data: unknown[];
+  readonly errors: string[];
+}
+
+/** Mean round trips per answer that reported its cost; cache n/a when no answer reported cache traffic. */
+function perRequest(c: CostTotals): { sqlRoundTrips: number | null; cacheRoundTrips: number | null } {
+  if (c.answers === 0) return { sqlRoundTrips: null, cacheRoundTrips: null };
+  return { sqlRoundTrips: c.sqlRoundTrips / c.answers, cacheRoundTrips: c.cacheReported ? c.cacheRoundTrips / c.answers : null };
+}
+
+async function main(): Promise<void> {
+  const machine = {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: +(totalmem() / 2 ** 30).toFixed(1),
+    freeMemoryGiB: +(freemem() / 2 ** 30).toFixed(1),
+    node: process.version,
+    os: `${osType()} ${release()}`,
+  };
+  const date = new Date().toISOString();
+  process.stderr.write(`shardql bench ${quick ? '--quick ' : ''}— ${date} — ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.os}\n`);
+
+  const stack = await benchStack(stackDir, log);
+  const systems: System[] = [];
+  let driver: Driver | undefined;
+  let probe: CacheProbe | undefined;
+  try {
+    // Data set and topology.
+    const { slot, params } = datasetChoice({ quick, users: args.users, scale: args.scale, seed: args.seed, shards: args.shards });
+    const { info, reused } = await ensureDataset({ stack: stack.info, slot, params, log, force: args['force-load'] ?? false });
+    const doc = slotTopology(stackHosts(stack.info), slot);
+    const topology = parseTopology(doc);
+    const etcd = new Etcd3({ hosts: [...stack.info.etcd.endpoints] });
+    try {
+      await publishTopology(etcd, slot.topologyKey, doc);
+    } finally {
+      etcd.close();
+    }
+    log(`topology ${slot.topologyKey}: shards ${slot.shardBase}–${slot.shardBase + slot.shards - 1} over ${stack.info.mysql.hosts.length} hosts`);
+
+    const config: GatewayConfig = {
+      env: 'production',
+      port: 0,
+      etcdEndpoints: stack.info.etcd.endpoints,
+      topologyKey: slot.topologyKey,
+      mysql: { user: stack.info.mysql.user, password: stack.info.mysql.password },
+      redis: stack.info.redis,
+      memcached: { servers: `${stack.info.memcached.host}:${stack.info.memcached.port}` },
+      jwtSecret: `shardql-bench-secret-${stack.info.mysql.password}`.padEnd(32, '.'),
+    };
+    const token = tokenCache(config.jwtSecret);
+    const headersOf = async (r: ScenarioRequest, extra: Record<string, string> = {}): Promise<Record<string, string>> => ({
+      'content-type': 'application/json',
+      ...(r.viewer ? { authorization: `Bearer ${await token(r.viewer)}` } : {}),
+      ...extra,
+    });
+    const send = async (url: string, r: ScenarioRequest, cost = false): Promise<{ status: number; body: { data?: unknown; errors?: { message: string }[]; extensions?: { cost?: Record<string, unknown> } } }> => {
+      const res = await fetch(`${url}/graphql`, { method: 'POST', headers: await headersOf(r, cost ? { 'x-shardql-cost': '1' } : {}), body: JSON.stringify({ query: r.query, variables: r.variables }) });
+      return { status: res.status, body: (await res.json()) as never };
+    };
+
+    // Systems.
+    const gatewayOpts = cacheTimeoutMs === undefined ? {} : { cacheTimeoutMs };
+    const ours = await gatewaySystem('ours', config, log, gatewayOpts);
+    systems.push(ours);
+
+    // The cursor of page 100 of each big board, by walking pages 1..99 through the gateway.
+    const wanted = args.scenarios ? new Set(args.scenarios.split(',')) : undefined;
+    const page100 = new Map<string, string>();
+    if (!wanted || wanted.has('board-page-100')) await Promise.all(
+      info.specials.bigBoards.map(async (board) => {
+        let after: string | null = null;
+        for (let page = 1; page <= 99; page++) {
+          const res = await send(ours.url, { query: BOARD_WALK, variables: { id: board, after } });
+          const pins = (res.body.data as { board?: { pins?: { pageInfo?: { endCursor?: string | null; hasNextPage?: boolean } } } } | undefined)?.board?.pins;
+          if (!pins?.pageInfo?.endCursor || !pins.pageInfo.hasNextPage) throw new Error(`board ${board} has no page ${page + 1}: ${JSON.stringify(res.body).slice(0, 300)}`);
+          after = pins.pageInfo.endCursor;
+        }
+        page100.set(board, after!);
+      }),
+    );
+    if (page100.size > 0) log(`walked 99 pages of ${page100.size} big boards for the page-100 cursors`);
+
+    const scenarios = buildScenarios({ info, page100, connections }).filter((s) => !wanted || wanted.has(s.key));
+    if (scenarios.length === 0) throw new Error(`--scenarios matched nothing`);
+
+    const schema = baselineSchema();
+    if (wantSystems.has('n+1')) systems.push(await gatewaySystem('n+1', config, log, gatewayOpts));
+    if (wantSystems.has('floor')) {
+      const t = Date.now();
+      const recordSet = scenarios.flatMap((s) => (s.mutation ? s.prerecord ?? [] : s.samples));
+      const data = await recordFloor(schema, stack.info, topology, recordSet);
+      log(`floor: recorded ${recordSet.length} requests into memory in ${Date.now() - t} ms (${Object.entries(data.stats()).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+      systems.push(await floorSystem(schema, data, config.jwtSecret));
+    }
+    if (wantSystems.has('flat')) systems.push(await flatSystem(schema, stack.info, slot.flatDatabase, config.jwtSecret));
+
+    driver = new Driver();
+    probe = new CacheProbe(stack.info);
+
+    const sample = async (sys: System, s: Scenario): Promise<Sampled> => {
+      const reqs = s.samples.slice(0, s.mutation ? sampleCount + (sampleCount % 2) : sampleCount);
+      let cost = NO_COST;
+      const data: unknown[] = [];
+      const errors: string[] = [];
+      for (const r of reqs) {
+        const res = await send(sys.url, r, true);
+        if (res.status !== 200 || res.body.errors?.length) errors.push(`${res.status} ${res.body.errors?.[0]?.message ?? ''}`.trim());
+        data.push(res.body.data);
+        cost = addCost(cost, res.body.extensions?.cost as never);
+      }
+      return { ...perRequest(cost), data, errors };
+    };
+
+    // Caches may hold another load's rows under the same IDs: start from empty ones.
+    if (dedicatedStack) await probe.flush();
+
+    const results: ScenarioResult[] = [];
+    for (const s of scenarios) {
+      log(`scenario ${s.key}: ${s.title}`);
+      const toDriver = (r: ScenarioRequest, extra: Record<string, string> = {}): Promise<DriverRequest> =>
+        headersOf(r, extra).then((headers) => ({ body: JSON.stringify({ query: r.query, variables: r.variables }), headers }));
+      const streams: DriverRequest[][] = await Promise.all(s.streams.map((stream) => Promise.all(stream.map((r) => toDriver(r)))));
+      const chains: DriverRequest[][] = await Promise.all(s.pass.map((chain) => Promise.all(chain.map((r) => toDriver(r, { 'x-shardql-cost': '1' })))));
+      const phases = {} as Record<Phase, PhaseResult>;
+      const warmSamples = new Map<SystemKey, Sampled>();
+      for (const phase of ['cold', 'warm'] as const) {
+        const measured: Partial<Record<SystemKey, Measurement>> = {};
+        for (const sys of systems) {
+          let run: DriverResult;
+          let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
+          let sampleErrors: string[] = [];
+          const before = await probe.counters();
+          if (phase === 'cold') {
+            // A first pass: empty caches, a fresh server, every distinct request once, each costed.
+            if (sys.usesStackCaches && dedicatedStack) await probe.flush();
+            await sys.restart();
+            run = await driver.pass({ url: sys.url, connections, chains });
+            costs = perRequest(run.cost ?? NO_COST);
+          } else {
+            run = await driver.run({ url: sys.url, connections, durationSec: warmSec, streams });
+          }
+          const after = await probe.counters();
+          if (phase === 'warm') {
+            const sampled = await sample(sys, s);
+            warmSamples.set(sys.key, sampled);
+            costs = sampled;
+            sampleErrors = sampled.errors;
+          }
+          if (s.cleanup) for (const r of s.cleanup) await send(sys.url, r);
+          const errors = run.errors + run.non2xx + run.graphqlErrors + run.timeouts + sampleErrors.length;
+          const firstError = run.firstErrorBody ?? sampleErrors[0];
+          measured[sys.key] = {
+            requests: run.requests,
+            rps: run.rps,
+            p50Ms: run.p50Ms,
+            p99Ms: run.p99Ms,
+            meanMs: run.meanMs,
+            sqlRoundTrips: sys.key === 'floor' ? 0 : costs!.sqlRoundTrips,
+            cacheRoundTrips: costs!.cacheRoundTrips,
+            hitRates: sys.usesStackCaches ? CacheProbe.rates(before, after) : { objects: null, lists: null },
+            errors,
+            ...(firstError !== undefined ? { firstError } : {}),
+          };
+          const m = measured[sys.key]!;
+          log(
+            `  ${phase} ${sys.key.padEnd(5)} ${String(run.requests).padStart(6)} req ${run.rps.toFixed(1).padStart(8)} req/s  p50 ${run.p50Ms.toFixed(2)} ms  p99 ${run.p99Ms.toFixed(2)} ms` +
+              `  SQL ${m.sqlRoundTrips?.toFixed(1) ?? 'n/a'}/req  cache ${m.cacheRoundTrips?.toFixed(1) ?? 'n/a'}/req${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
+          );
+        }
+        const oursM = measured.ours!;
+        const ratios: PhaseResult['ratios'] = {};
+        for (const [key, m] of Object.entries(measured) as [SystemKey, Measurement][]) if (key !== 'ours') ratios[key as Exclude<SystemKey, 'ours'>] = ratio(oursM, m);
+        phases[phase] = { systems: measured, ratios };
+      }
+      const consistency: ScenarioResult['consistency'] = {};
+      const mine = warmSamples.get('ours')!;
+      for (const [key, other] of warmSamples) {
+        if (key === 'ours') continue;
+        if (s.mutation) {
+          consistency[key as Exclude<SystemKey, 'ours'>] = 'n/a (mutations)';
+          continue;
+        }
+        let diff: string | undefined;
+        for (let i = 0; i < mine.data.length && !diff; i++) diff = firstDifference(mine.data[i], other.data[i]);
+        consistency[key as Exclude<SystemKey, 'ours'>] = diff ? `differs at ${diff}` : 'same';
+      }
+      results.push({ key: s.key, title: s.title, phases, consistency });
+    }
+
+    const report: BenchReport = {
+      tool: 'shardql-bench',
+      date,
+      mode: quick ? 'quick' : 'full',
+      machine,
+      config: {
+        connections,
+        cold: 'first pass: every distinct request of the scenario once, after a restart with empty caches',
+        warmSeconds: warmSec,
+        samplesPerRun: sampleCount,
+        hosts: stack.info.mysql.hosts.length,
+        shards: slot.shards,
+        modShards: doc.modShard.count,
+        topologyKey: slot.topologyKey,
+        stackDir,
+        gatewayEnv: config.env,
+        nodeEnv: process.env.NODE_ENV ?? null,
+        gatewayCacheTimeoutMs: cacheTimeoutMs ?? 'default',
+      },
+      dataset: { slot: info.slot, reused, users: info.params.users, seed: info.params.seed, summary: info.summary, loadedAt: info.loadedAt, load: info.load ?? null },
+      systems: Object.fromEntries(systems.map((s) => [s.key, s.title])),
+      scenarios: results,
+      notes: [
+        'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
+        'cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled. The MariaDB buffer pools are never restarted',
+        'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
+        'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
+        'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
+        'flat: one query per level (a list and its objects in one JOIN, counts as columns); the home feed is one JOIN + UNION over follows, board follows and pins, sorted by the database',
+        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
+      ],
+      totalSeconds: Math.round((Date.now() - started) / 1000),
+    };
+
+    const table = formatTable(report);
+    process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
+    process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
+    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon; ${connections} connections; ratios are ours ÷ baseline\n`);
+    process.stdout.write(`${table}\n\ntotal ${report.totalSeconds} s\n`);
+
+    const resultsDir = join(ROOT, 'bench/results');
+    mkdirSync(resultsDir, { recursive: true });
+    const suffix = quick ? '-quick' : '';
+    const latest = join(resultsDir, `latest${suffix}.json`);
+    writeFileSync(latest, `${JSON.stringify(report, null, 2)}\n`);
+    copyFileSync(latest, join(resultsDir, `${date.replace(/[:.]/g, '-')}${suffix}.json`));
+    if (args.json) {
+      mkdirSync(dirname(resolve(args.json)), { recursive: true });
+      writeFileSync(resolve(args.json), `${JSON.stringify(report, null, 2)}\n`);
+    }
+    log(`report: ${latest}${args.json ? ` and ${resolve(args.json)}` : ''}`);
+  } finally {
+    driver?.stop();
+    probe?.close();
+    for (const s of systems) await s.stop().catch(() => undefined);
+    if (stack.startedHere && !(args['keep-stack'] ?? false)) {
+      log('stopping the benchmark stack (this run started it)');
+      await stack.stop();
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,122 @@
+/** The benchmark report: its JSON shape and the terminal table. */
+import type { SystemKey } from './systems.ts';
+
+export type Phase = 'cold' | 'warm';
+
+export interface Measurement {
+  readonly requests: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly meanMs: number;
+  /** Mean SQL round trips per request over a sample (from extensions.cost); 0 for the floor. */
+  readonly sqlRoundTrips: number | null;
+  /** Mean cache round trips per request, or null ("n/a") while the gateway reports none. */
+  readonly cacheRoundTrips: number | null;
+  readonly hitRates: { readonly objects: number | null; readonly lists: number | null };
+  readonly errors: number;
+  readonly firstError?: string;
+}
+
+/** ours ÷ baseline: rps > 1 means ours serves more; p50 < 1 means ours answers faster. */
+export interface Ratio {
+  readonly rps: number;
+  readonly p50: number;
+}
+
+export interface PhaseResult {
+  readonly systems: Partial<Record<SystemKey, Measurement>>;
+  readonly ratios: Partial<Record<Exclude<SystemKey, 'ours'>, Ratio>>;
+}
+
+export interface ScenarioResult {
+  readonly key: string;
+  readonly title: string;
+  readonly phases: Record<Phase, PhaseResult>;
+  /** Per baseline: whether its answers equal ours on the sampled requests (reads only). */
+  readonly consistency: Partial<Record<Exclude<SystemKey, 'ours'>, string>>;
+}
+
+export interface BenchReport {
+  readonly tool: 'shardql-bench';
+  readonly date: string;
+  readonly mode: 'quick' | 'full';
+  readonly machine: Record<string, unknown>;
+  readonly config: Record<string, unknown>;
+  readonly dataset: Record<string, unknown>;
+  readonly systems: Partial<Record<SystemKey, string>>;
+  readonly scenarios: ScenarioResult[];
+  readonly notes: string[];
+  readonly totalSeconds: number;
+}
+
+export function ratio(ours: Measurement, base: Measurement): Ratio {
+  return { rps: base.rps > 0 ? ours.rps / base.rps : Infinity, p50: base.p50Ms > 0 ? ours.p50Ms / base.p50Ms : Infinity };
+}
+
+const na = (v: number | null | undefined, digits = 1): string => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
+const pct = (v: number | null): string => (v === null ? 'n/a' : `${(v * 100).toFixed(0)}%`);
+const times = (v: number | undefined): string => (v === undefined ? '' : !Number.isFinite(v) ? '∞' : v >= 100 ? `${v.toFixed(0)}×` : v >= 10 ? `${v.toFixed(1)}×` : `${v.toFixed(2)}×`);
+
+function row(cells: string[], widths: number[], right: boolean[]): string {
+  return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+}
+
+/** The table printed at the end of a run. */
+export function formatTable(report: BenchReport): string {
+  const out: string[] = [];
+  const header = ['phase', 'system', 'req/s', 'p50 ms', 'p99 ms', 'SQL rt/req', 'cache rt/req', 'hit obj/list', 'ours÷it req/s', 'ours÷it p50', 'errors'];
+  const right = [false, false, true, true, true, true, true, true, true, true, true];
+  for (const s of report.scenarios) {
+    const rows: string[][] = [];
+    for (const phase of ['cold', 'warm'] as const) {
+      const p = s.phases[phase];
+      for (const [key, m] of Object.entries(p.systems) as [SystemKey, Measurement][]) {
+        const r = key === 'ours' ? undefined : p.ratios[key as Exclude<SystemKey, 'ours'>];
+        rows.push([
+          phase,
+          key,
+          m.rps >= 100 ? m.rps.toFixed(0) : m.rps.toFixed(1),
+          m.p50Ms.toFixed(2),
+          m.p99Ms.toFixed(2),
+          na(m.sqlRoundTrips),
+          na(m.cacheRoundTrips),
+          `${pct(m.hitRates.objects)}/${pct(m.hitRates.lists)}`,
+          times(r?.rps),
+          times(r?.p50),
+          String(m.errors),
+        ]);
+      }
+    }
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    out.push('', `${s.title}  [${s.key}]`);
+    out.push(`  ${row(header, widths, right)}`);
+    for (const r of rows) out.push(`  ${row(r, widths, right)}`);
+    const diffs = Object.entries(s.consistency).filter(([, v]) => v !== 'same');
+    if (diffs.length > 0) out.push(`  answers differ from ours: ${diffs.map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+  }
+  return out.join('\n');
+}
+
+/** First path where two JSON values differ, or undefined when equal. */
+export function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined {
+  if (a === b) return undefined;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return `${path}: ${JSON.stringify(a)?.slice(0, 60)} vs ${JSON.stringify(b)?.slice(0, 60)}`;
+  if (Array.isArray(a) !== Array.isArray(b)) return `${path}: array vs object`;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return `${path}: ${a.length} items vs ${bb.length}`;
+    for (let i = 0; i < a.length; i++) {
+      const d = firstDifference(a[i], bb[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)])) {
+    const d = firstDifference(ao[k], bo[k], `${path}.${k}`);
+    if (d) return d;
+  }
+  return undefined;
+}

@@ -1,0 +1,69 @@
+/**
+ * `npm run bench -- --quick`, once: the benchmark runs end to end on its own stack (.stack-bench,
+ * never the tests' .stack) and its JSON report holds every scenario, with numbers for ours and
+ * for every baseline, and the ratios.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BenchReport } from '../../bench/report.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SCENARIOS = ['profile', 'board-page-1', 'board-page-100', 'pin-detail', 'feed-10', 'feed-1000', 'like-unlike'];
+const BASELINES = ['n+1', 'floor', 'flat'] as const;
+
+function runBench(jsonFile: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    // The test runner points SHARDQL_STACK_DIR at the tests' stack; the benchmark keeps to its own.
+    const env = { ...process.env };
+    delete env.SHARDQL_STACK_DIR;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--json', jsonFile], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 6 * 60_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, output });
+    });
+  });
+}
+
+test('npm run bench -- --quick reports every scenario for ours and every baseline', { timeout: 7 * 60_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'shardql-bench-'));
+  try {
+    const file = join(dir, 'report.json');
+    const { code, output } = await runBench(file);
+    assert.equal(code, 0, `bench exited ${code}:\n${output.slice(-4000)}`);
+    const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
+    assert.equal(report.mode, 'quick');
+    assert.ok(report.machine.nproc, 'machine info');
+    assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
+    for (const s of report.scenarios) {
+      for (const phase of ['cold', 'warm'] as const) {
+        const p = s.phases[phase];
+        const ours = p.systems.ours;
+        assert.ok(ours, `${s.key} ${phase}: ours measured`);
+        assert.ok(ours.rps > 0 && ours.p50Ms > 0 && ours.p99Ms >= ours.p50Ms, `${s.key} ${phase}: ours rps ${ours.rps}, p50 ${ours.p50Ms}`);
+        // Warm reads may be served from the caches alone: then the round trips are cache round trips.
+        const roundTrips = (ours.sqlRoundTrips ?? 0) + (phase === 'warm' ? ours.cacheRoundTrips ?? 0 : 0);
+        assert.ok(roundTrips > 0, `${s.key} ${phase}: ours round trips ${ours.sqlRoundTrips} SQL, ${ours.cacheRoundTrips} cache`);
+        if (phase === 'cold') assert.ok((ours.sqlRoundTrips ?? 0) > 0, `${s.key} cold: ours SQL round trips`);
+        if (!s.key.startsWith('like')) assert.equal(ours.errors, 0, `${s.key} ${phase}: ours errors: ${ours.firstError}`);
+        for (const b of BASELINES) {
+          const m = p.systems[b];
+          assert.ok(m && m.rps > 0 && m.p50Ms > 0, `${s.key} ${phase}: ${b} rps ${m?.rps}, p50 ${m?.p50Ms}`);
+          const r = p.ratios[b];
+          assert.ok(r && Number.isFinite(r.rps) && r.rps > 0 && Number.isFinite(r.p50) && r.p50 > 0, `${s.key} ${phase}: ratio to ${b} ${JSON.stringify(r)}`);
+        }
+      }
+      for (const b of BASELINES) assert.ok(typeof s.consistency[b] === 'string', `${s.key}: consistency with ${b}`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
