@@ -7,12 +7,16 @@
  */
 export class LayerBreaker {
   readonly #cooldownMs: number;
+  readonly #threshold: number;
   readonly #now: () => number;
   #openUntil = 0;
+  #failures = 0;
   readonly #pending = new Set<string>();
 
-  constructor(opts: { cooldownMs?: number; now?: () => number } = {}) {
+  /** Opens after `threshold` failures in a row (default 2: one slow answer under load is not an outage). */
+  constructor(opts: { cooldownMs?: number; threshold?: number; now?: () => number } = {}) {
     this.#cooldownMs = opts.cooldownMs ?? 1000;
+    this.#threshold = opts.threshold ?? 2;
     this.#now = opts.now ?? Date.now;
   }
 
@@ -22,10 +26,12 @@ export class LayerBreaker {
   }
 
   failed(): void {
-    this.#openUntil = this.#now() + this.#cooldownMs;
+    this.#failures++;
+    if (this.#failures >= this.#threshold) this.#openUntil = this.#now() + this.#cooldownMs;
   }
 
   succeeded(): void {
+    this.#failures = 0;
     this.#openUntil = 0;
   }
 

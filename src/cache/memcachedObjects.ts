@@ -45,7 +45,7 @@ export interface MemcachedObjectsOptions {
   readonly ttlSeconds?: number;
   /** Seconds a tombstone lives: longer than any reader's MySQL read. Default 30. */
   readonly tombstoneSeconds?: number;
-  /** A batch not answered within this many ms reads as all-miss. Default 150. */
+  /** A batch not answered within this many ms reads as all-miss. Default 500. */
   readonly timeoutMs?: number;
 }
 
@@ -72,7 +72,7 @@ export class MemcachedObjects {
     this.#client = opts.client as unknown as ClientInternals;
     this.#ttl = opts.ttlSeconds ?? 3600;
     this.#tombstoneTtl = opts.tombstoneSeconds ?? 30;
-    this.#timeoutMs = opts.timeoutMs ?? 150;
+    this.#timeoutMs = opts.timeoutMs ?? 500;
   }
 
   #byServer(keys: readonly string[]): Map<number, string[]> {
@@ -136,6 +136,7 @@ export class MemcachedObjects {
             else if (r.val.equals(TOMBSTONE)) tokens.set(k, Buffer.from(r.header.cas));
             else values.set(k, r.val);
           }
+          this.#breaker.succeeded();
         } catch {
           this.#breaker.failed();
           stats?.error('memcached');

@@ -30,7 +30,7 @@ export interface RedisListsOptions {
   readonly redis: Redis;
   /** Milliseconds a list's cached pages live. Default 600000 (10 min). */
   readonly ttlMs?: number;
-  /** A batch not answered within this many ms reads as all-miss. Default 150. */
+  /** A batch not answered within this many ms reads as all-miss. Default 500. */
   readonly timeoutMs?: number;
 }
 
@@ -63,7 +63,7 @@ export class RedisLists {
   constructor(opts: RedisListsOptions) {
     this.#redis = opts.redis;
     this.#ttlMs = opts.ttlMs ?? 600_000;
-    this.#timeoutMs = opts.timeoutMs ?? 150;
+    this.#timeoutMs = opts.timeoutMs ?? 500;
     this.#redis.defineCommand('shardqlFill', { numberOfKeys: 1, lua: FILL });
     this.#redis.defineCommand('shardqlInvalidate', { numberOfKeys: 1, lua: INVALIDATE });
   }
@@ -93,6 +93,7 @@ export class RedisLists {
         if (value !== null) values.set(i, value);
         else tokens.set(i, gen ?? '');
       });
+      this.#breaker.succeeded();
     } catch {
       this.#breaker.failed();
       stats?.error('redis');
