@@ -47,4 +47,34 @@ export class LayerBreaker {
   clearPending(keys: readonly string[]): void {
     for (const k of keys) this.#pending.delete(k);
   }
+
+  /**
+   * Whether reads may use the layer now: not in its cooldown, and every failed invalidation
+   * replayed (through `invalidate`) first.
+   */
+  async usable(invalidate: (keys: readonly string[]) => Promise<void>): Promise<boolean> {
+    if (!this.mayTry()) return false;
+    const pending = this.pendingInvalidations;
+    if (pending.length === 0) return true;
+    try {
+      await invalidate(pending);
+      this.clearPending(pending);
+      this.succeeded();
+      return true;
+    } catch {
+      this.failed();
+      return false;
+    }
+  }
+
+  /** Runs an invalidation; if it fails, keeps its keys for replay, counts the failure and rethrows. */
+  async invalidating(keys: readonly string[], invalidate: (keys: readonly string[]) => Promise<void>): Promise<void> {
+    try {
+      await invalidate(keys);
+    } catch (err) {
+      this.addPending(keys);
+      this.failed();
+      throw err;
+    }
+  }
 }

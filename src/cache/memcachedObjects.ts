@@ -175,19 +175,8 @@ export class MemcachedObjects {
    * Whether reads may use the layer: not in its cooldown, and every invalidation that failed
    * before has now been replayed.
    */
-  async #usable(stats?: CacheStats): Promise<boolean> {
-    if (!this.#breaker.mayTry()) return false;
-    const pending = this.#breaker.pendingInvalidations;
-    if (pending.length === 0) return true;
-    try {
-      await this.#tombstone(pending, stats);
-      this.#breaker.clearPending(pending);
-      this.#breaker.succeeded();
-      return true;
-    } catch {
-      this.#breaker.failed();
-      return false;
-    }
+  #usable(stats?: CacheStats): Promise<boolean> {
+    return this.#breaker.usable((keys) => this.#tombstone(keys, stats));
   }
 
   /**
@@ -195,13 +184,7 @@ export class MemcachedObjects {
    * before this gateway reads the layer again, and the error is rethrown.
    */
   async invalidate(keys: readonly string[], stats?: CacheStats): Promise<void> {
-    try {
-      await this.#tombstone(keys, stats);
-    } catch (err) {
-      this.#breaker.addPending(keys);
-      this.#breaker.failed();
-      throw err;
-    }
+    await this.#breaker.invalidating(keys, (k) => this.#tombstone(k, stats));
   }
 
   /** One round trip per server. Throws if a server fails. */

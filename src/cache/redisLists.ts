@@ -124,19 +124,8 @@ export class RedisLists {
   }
 
   /** Not in cooldown, and every failed invalidation replayed. */
-  async #usable(stats?: CacheStats): Promise<boolean> {
-    if (!this.#breaker.mayTry()) return false;
-    const pending = this.#breaker.pendingInvalidations;
-    if (pending.length === 0) return true;
-    try {
-      await this.#newGenerations(pending, stats);
-      this.#breaker.clearPending(pending);
-      this.#breaker.succeeded();
-      return true;
-    } catch {
-      this.#breaker.failed();
-      return false;
-    }
+  #usable(stats?: CacheStats): Promise<boolean> {
+    return this.#breaker.usable((keys) => this.#newGenerations(keys, stats));
   }
 
   /**
@@ -145,13 +134,7 @@ export class RedisLists {
    */
   async invalidate(lists: readonly string[], stats?: CacheStats): Promise<void> {
     if (lists.length === 0) return;
-    try {
-      await this.#newGenerations(lists, stats);
-    } catch (err) {
-      this.#breaker.addPending(lists);
-      this.#breaker.failed();
-      throw err;
-    }
+    await this.#breaker.invalidating(lists, (k) => this.#newGenerations(k, stats));
   }
 
   async #newGenerations(lists: readonly string[], stats?: CacheStats): Promise<void> {

@@ -7,6 +7,7 @@ import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { Endpoint } from '../core/topology.ts';
 import type { MysqlCredentials } from './shardRouter.ts';
+import type { ReplicaState } from '../topology/operations/ports.ts';
 
 /** Shard and mod-shard database names: the only names these statements interpolate. */
 const DATABASE_NAME = /^(db|msdb)[0-9]{5}$/;
@@ -31,17 +32,8 @@ export interface TableFingerprint {
   readonly autoIncrement: number | null;
 }
 
-export interface ReplicationState {
-  readonly replicating: boolean;
-  readonly source?: Endpoint;
-  readonly ioRunning: boolean;
-  readonly sqlRunning: boolean;
-  readonly sqlError?: string;
-  readonly receivedGtid: string;
-  readonly appliedGtid: string;
-  readonly readOnly: boolean;
-  readonly semiSync: boolean;
-}
+/** What a replica reports about its replication: the shape the topology operations expect. */
+export type ReplicationState = ReplicaState;
 
 export class ShardAdmin {
   readonly #opts: ShardAdminOptions;
