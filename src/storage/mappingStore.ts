@@ -286,8 +286,8 @@ export class MappingStore {
     const tokenOfPlan = new Map(plans.map((p, j) => [p, probe?.tokens.get(j)]));
     const tokenOfCount = new Map(countKeys.map((k, j) => [countKey(k.id, k.kind), { field: countFields[j]!, token: probe?.tokens.get(plans.length + j) }]));
     // 3. MySQL for the misses, pages and counts of a host in parallel.
-    const pagesByHost = this.#router.groupByHost(pageMisses, (p) => shardOf(p.req.from));
-    const countsByHost = this.#router.groupByHost(countMisses, (k) => shardOf(k.id));
+    const pagesByHost = this.#router.groupByHost(pageMisses, (p) => shardOf(p.req.from), ctx);
+    const countsByHost = this.#router.groupByHost(countMisses, (k) => shardOf(k.id), ctx);
     await Promise.all([
       ...[...pagesByHost.entries()].map(async ([host, items]) => {
         try {
@@ -373,7 +373,7 @@ export class MappingStore {
   /** Which of the given edges exist, in one round trip per host. Returns `from:to` keys. */
   async existing(tableName: MappingTable, pairs: readonly { from: bigint; to: bigint }[], ctx: OpContext = {}): Promise<Set<string>> {
     const out = new Set<string>();
-    const byHost = this.#router.groupByHost(pairs, (p) => shardOf(p.from));
+    const byHost = this.#router.groupByHost(pairs, (p) => shardOf(p.from), ctx);
     await Promise.all(
       [...byHost.entries()].map(async ([host, ps]) => {
         const byShard = new Map<number, { from: bigint; to: bigint }[]>();

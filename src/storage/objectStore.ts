@@ -195,7 +195,7 @@ export class ObjectStore {
   async #fetchSettled(unique: readonly bigint[], ctx: OpContext): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     const out = new Map<bigint, StoredObject>();
     const failed = new Map<bigint, unknown>();
-    const byHost = this.#router.groupByHost(unique, shardOf);
+    const byHost = this.#router.groupByHost(unique, shardOf, ctx);
     await Promise.all(
       [...byHost.entries()].map(async ([host, hostIds]) => {
         try {
