@@ -10,12 +10,15 @@ export interface DelayProxy {
   readonly port: number;
   /** Added to every chunk the server sends, ms. Order is kept. */
   delayMs: number;
+  /** Resolves when the next chunk from a client (a query) reaches the proxy. */
+  nextClientChunk(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startDelayProxy(target: { host: string; port: number }, delayMs = 0): Promise<DelayProxy> {
   const sockets = new Set<Socket>();
   const state = { delayMs };
+  let waiters: (() => void)[] = [];
   const server: Server = createServer((client) => {
     const upstream = connect(target.port, target.host);
     sockets.add(client).add(upstream);
@@ -27,6 +30,11 @@ export async function startDelayProxy(target: { host: string; port: number }, de
       setTimeout(() => {
         if (!client.destroyed) client.write(chunk);
       }, due - Date.now());
+    });
+    client.on('data', () => {
+      const ready = waiters;
+      waiters = [];
+      for (const w of ready) w();
     });
     client.pipe(upstream);
     const close = (): void => {
@@ -49,6 +57,7 @@ export async function startDelayProxy(target: { host: string; port: number }, de
     set delayMs(ms: number) {
       state.delayMs = ms;
     },
+    nextClientChunk: () => new Promise<void>((resolve) => waiters.push(resolve)),
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
