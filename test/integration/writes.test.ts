@@ -279,6 +279,37 @@ describe('Writes: idempotency over HTTP', () => {
   });
 });
 
+describe('Writes: contention', () => {
+  test('likes and unlikes of one pin racing from 16 clients never fail, and both sides agree', async () => {
+    const owner = await writes.createUser({ username: 'race_owner' });
+    const board = await writes.createBoard(owner.id, { name: 'race' });
+    const pin = await writes.createPin(owner.id, board.id, { title: 'contended' });
+    const fans: StoredObject[] = [];
+    for (let i = 0; i < 8; i++)
+      fans.push(i % 2 === 0 ? await userOnOtherHost(`race_fan${i}_`, owner.id) : await writes.createUser({ username: `race_near${i}` }));
+    let failures = 0;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, c) => {
+        const fan = fans[c % fans.length]!;
+        for (let i = 0; i < 40; i++) {
+          try {
+            await (i % 2 === c % 2 ? writes.likePin(fan.id, pin.id) : writes.unlikePin(fan.id, pin.id));
+            done++;
+          } catch {
+            failures++;
+          }
+        }
+      }),
+    );
+    console.log(`# contention: ${done} likes/unlikes of one pin from 16 clients, ${failures} failed`);
+    assert.equal(failures, 0, 'deadlock victims are retried, not surfaced');
+    const { fixes, pendingIntents } = await invariantsHold();
+    assert.deepEqual(fixes, []);
+    assert.equal(pendingIntents, 0);
+  });
+});
+
 describe('Writes: the gateway repairs by itself', () => {
   test('an intent left by a crash is completed by the background repair pass', async () => {
     const a = await writes.createUser({ username: 'bg_a' });
