@@ -193,7 +193,9 @@ function countsPart(db: string, ix: DatasetIndex, lists: [MappingTable, ListSour
   const byFrom = new Map<string, [MappingTable, ListSource][]>();
   for (const [table, list] of lists) {
     const type = MAPPINGS[table].from;
-    byFrom.set(type, [...(byFrom.get(type) ?? []), [table, list]]);
+    const group = byFrom.get(type);
+    if (group) group.push([table, list]);
+    else byFrom.set(type, [[table, list]]);
   }
   // ID order: pins (type 1), boards (2), users (3); kinds alphabetically within one object.
   const groups: { objects: ArrayLike<number>; ids: string[]; lists: [MappingTable, ListSource][] }[] = [
@@ -270,7 +272,9 @@ export function hostParts(ix: DatasetIndex, topology: Topology): Map<string, Par
   }
   for (const [m, part] of lookupParts(ix, topology)) {
     const host = topology.hostOfModShard(m)!;
-    out.set(host, [...(out.get(host) ?? []), part]);
+    const list = out.get(host);
+    if (list) list.push(part);
+    else out.set(host, [part]);
   }
   return out;
 }

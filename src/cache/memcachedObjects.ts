@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type memjs from 'memjs';
+import { groupBy } from '../core/groupBy.ts';
 import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
 
@@ -76,13 +77,8 @@ export class MemcachedObjects {
   }
 
   #byServer(keys: readonly string[]): Map<number, string[]> {
-    const out = new Map<number, string[]>();
     const n = this.#client.servers.length;
-    for (const k of keys) {
-      const i = n > 1 ? this.#client.getServer(k) : 0;
-      out.set(i, [...(out.get(i) ?? []), k]);
-    }
-    return out;
+    return n > 1 ? groupBy(keys, (k) => this.#client.getServer(k)) : new Map([[0, [...keys]]]);
   }
 
   /**

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Etcd3 } from 'etcd3';
+import { groupBy } from '../core/groupBy.ts';
 import { isShardqlError } from '../core/errors.ts';
 import { MAX_SHARD } from '../core/ids.ts';
 import { evenLayout, parseTopology, type HostedSpan, type Topology, type TopologyDoc } from '../core/topology.ts';
@@ -183,9 +184,7 @@ const diff: Command = {
 };
 
 function byHost(ranges: readonly HostedSpan[]): Map<string, HostedSpan[]> {
-  const out = new Map<string, HostedSpan[]>();
-  for (const r of ranges) out.set(r.host, [...(out.get(r.host) ?? []), r]);
-  return out;
+  return groupBy(ranges, (r) => r.host);
 }
 
 /** The readable form of `topology show`. */

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { groupBy } from '../core/groupBy.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { Storage } from '../storage/index.ts';
 import { countKey, type CountKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
@@ -74,8 +75,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
 
     edges: new DataLoader(
       async (keys) => {
-        const byTable = new Map<MappingTable, { from: bigint; to: bigint }[]>();
-        for (const k of keys) byTable.set(k.table, [...(byTable.get(k.table) ?? []), k]);
+        const byTable = groupBy(keys, (k) => k.table);
         const found = new Set<string>();
         await Promise.all(
           [...byTable.entries()].map(async ([table, pairs]) => {

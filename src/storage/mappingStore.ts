@@ -1,5 +1,6 @@
 import { encodeCursor, decodeCursor } from '../core/cursor.ts';
 import { ShardqlError } from '../core/errors.ts';
+import { groupBy } from '../core/groupBy.ts';
 import { shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
@@ -358,8 +359,7 @@ export class MappingStore {
   }
 
   async #fetchCounts(host: string, keys: readonly CountKey[], ctx: OpContext): Promise<Map<string, number>> {
-    const byShard = new Map<number, CountKey[]>();
-    for (const k of keys) byShard.set(shardOf(k.id), [...(byShard.get(shardOf(k.id)) ?? []), k]);
+    const byShard = groupBy(keys, (k) => shardOf(k.id));
     const parts: string[] = [];
     const values: SqlValue[] = [];
     for (const [shard, ks] of byShard) {
@@ -376,8 +376,7 @@ export class MappingStore {
     const byHost = this.#router.groupByHost(pairs, (p) => shardOf(p.from), ctx);
     await Promise.all(
       [...byHost.entries()].map(async ([host, ps]) => {
-        const byShard = new Map<number, { from: bigint; to: bigint }[]>();
-        for (const p of ps) byShard.set(shardOf(p.from), [...(byShard.get(shardOf(p.from)) ?? []), p]);
+        const byShard = groupBy(ps, (p) => shardOf(p.from));
         const parts: string[] = [];
         const values: SqlValue[] = [];
         for (const [shard, list] of byShard) {

@@ -1,3 +1,4 @@
+import { groupBy } from '../core/groupBy.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { modShardDatabase } from '../core/topology.ts';
 import type { ShardRouter } from './shardRouter.ts';
@@ -79,8 +80,7 @@ export class ModShardStore {
   async lookup(ns: LookupNamespace, keys: readonly string[], ctx: OpContext = {}): Promise<Map<string, bigint>> {
     const out = new Map<string, bigint>();
     const located = keys.map((k) => ({ original: k, ...this.#locate(k) }));
-    const byHost = new Map<string, typeof located>();
-    for (const l of located) byHost.set(l.host, [...(byHost.get(l.host) ?? []), l]);
+    const byHost = groupBy(located, (l) => l.host);
     await Promise.all(
       [...byHost.entries()].map(async ([host, list]) => {
         const parts = list.map((l) => `SELECT ? AS k, id FROM ${l.table} WHERE namespace = ? AND lookup_key = ?`);
