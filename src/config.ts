@@ -41,6 +41,11 @@ export interface GatewayConfig {
   readonly introspection?: boolean;
   /** Several operations per HTTP request (a JSON array). Default false. */
   readonly batchedRequests?: boolean;
+  /**
+   * Most entries (objects and lists) in each gateway's in-process cache, kept true across gateways
+   * by the invalidation log in Redis; 0 turns it off. Default 200000.
+   */
+  readonly nearCacheEntries?: number;
 }
 
 export class ConfigError extends Error {
@@ -116,7 +121,7 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayCo
  * SHARDQL_MAX_COST, SHARDQL_MAX_ROUND_TRIPS, SHARDQL_RATE_LIMIT ("600/60s" per viewer; also per
  * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
  * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
- * SHARDQL_BATCHING=1.
+ * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache).
  */
 function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayConfig> {
   const int = (name: string, min: number): number | undefined => {
@@ -151,6 +156,7 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     requestTimeoutMs: int('SHARDQL_REQUEST_TIMEOUT_MS', 1),
     introspection: flag('SHARDQL_INTROSPECTION'),
     batchedRequests: flag('SHARDQL_BATCHING'),
+    nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Partial<GatewayConfig>;
 }

@@ -10,6 +10,7 @@ import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
+import { InvalidationLog } from './cache/invalidationLog.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
 import { RedisRateLimits } from './cache/rateLimits.ts';
@@ -135,12 +136,20 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   } as memjs.ClientOptions);
   const metrics = new GatewayMetrics();
   const caching = opts.caching ?? true;
+  const nearEntries = config.nearCacheEntries ?? 200_000;
+  const near = caching && nearEntries > 0 ? new InvalidationLog({ redis, timeoutMs: cacheTimeoutMs, near: { maxEntries: nearEntries } }) : undefined;
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     ...(caching
-      ? { cache: { objects: new MemcachedObjects({ client: memcached, timeoutMs: cacheTimeoutMs }), lists: new RedisLists({ redis, timeoutMs: cacheTimeoutMs }) } }
+      ? {
+          cache: {
+            objects: new MemcachedObjects({ client: memcached, timeoutMs: cacheTimeoutMs }),
+            lists: new RedisLists({ redis, timeoutMs: cacheTimeoutMs }),
+            ...(near ? { near } : {}),
+          },
+        }
       : {}),
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
     // A demoted primary refused a write: this gateway's map may be stale.
@@ -165,7 +174,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const context = async (req: IncomingMessage): Promise<GatewayContext & { showCost: boolean }> => {
     // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
     const viewerId = await viewerFromAuthorization(config.jwtSecret, req.headers.authorization);
-    const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: current };
+    const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: current, near: {} };
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key']);
     return {
       viewerId,

@@ -1,8 +1,9 @@
 /** What one request cost in cache traffic, per layer: round trips, hits, misses, errors. */
-export type CacheLayer = 'memcached' | 'redis';
+export type CacheLayer = 'local' | 'memcached' | 'redis';
 
 export class CacheStats {
   readonly layers: Record<CacheLayer, { roundTrips: number; hits: number; misses: number; errors: number }> = {
+    local: { roundTrips: 0, hits: 0, misses: 0, errors: 0 },
     memcached: { roundTrips: 0, hits: 0, misses: 0, errors: 0 },
     redis: { roundTrips: 0, hits: 0, misses: 0, errors: 0 },
   };

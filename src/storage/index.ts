@@ -6,6 +6,7 @@ import { IntentLog } from './intentLog.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { RedisLists } from '../cache/redisLists.ts';
+import type { InvalidationLog } from '../cache/invalidationLog.ts';
 
 export interface Storage {
   readonly router: ShardRouter;
@@ -23,7 +24,7 @@ export interface StorageOptions {
   readonly queryTimeoutMs?: number;
   readonly now?: () => number;
   /** Look-aside caches: objects in memcached, mapping pages and counts in Redis. Each optional. */
-  readonly cache?: { readonly objects?: MemcachedObjects; readonly lists?: RedisLists };
+  readonly cache?: { readonly objects?: MemcachedObjects; readonly lists?: RedisLists; readonly near?: InvalidationLog };
   /** A cache invalidation failed after a commit: the stale entry lives until its TTL. */
   readonly onInvalidationError?: (layer: 'memcached' | 'redis', err: unknown) => void;
   /** A host refused a write because it is read-only (a demoted primary): re-read the topology. */
@@ -42,8 +43,8 @@ export function createStorage(opts: StorageOptions): Storage {
   const clock = opts.now ? { now: opts.now } : {};
   return {
     router,
-    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, onInvalidationError: (e) => opts.onInvalidationError?.('memcached', e) }),
-    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, onInvalidationError: (e) => opts.onInvalidationError?.('redis', e) }),
+    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, near: opts.cache?.near, onInvalidationError: (e) => opts.onInvalidationError?.('memcached', e) }),
+    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, near: opts.cache?.near, onInvalidationError: (e) => opts.onInvalidationError?.('redis', e) }),
     lookups: new ModShardStore({ router, ...clock }),
     intents: new IntentLog({ router, ...clock }),
     close: () => router.close(),

@@ -5,6 +5,8 @@ import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, Row, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
+import type { InvalidationLog } from '../cache/invalidationLog.ts';
+import type { NearView } from '../cache/nearCache.ts';
 
 /** The cache key of an object. */
 export const objectCacheKey = (id: bigint): string => `o:${id}`;
@@ -43,6 +45,8 @@ export interface ObjectStoreOptions {
   readonly router: ShardRouter;
   /** Look-aside cache of object rows (memcached). Without it every read goes to MySQL. */
   readonly cache?: MemcachedObjects | undefined;
+  /** The in-process cache and the invalidation log that keeps it true. Without it, no L1. */
+  readonly near?: InvalidationLog | undefined;
   /** Called when a cache invalidation fails after a commit (the entry then lives until its TTL). */
   readonly onInvalidationError?: (err: unknown) => void;
   /** Clock, ms. Default Date.now. */
@@ -79,24 +83,48 @@ export class ObjectStore {
   readonly #router: ShardRouter;
   readonly #now: () => number;
   readonly #cache: MemcachedObjects | undefined;
+  readonly #near: InvalidationLog | undefined;
   readonly #onInvalidationError: (err: unknown) => void;
 
   constructor(opts: ObjectStoreOptions) {
     this.#router = opts.router;
     this.#now = opts.now ?? Date.now;
     this.#cache = opts.cache;
+    this.#near = opts.near;
     this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
   }
 
-  /** Tombstones the cached copies after a commit. Never fails the write that already committed. */
+  /**
+   * Tombstones the cached copies after a commit, then records them in the invalidation log (which
+   * every gateway's L1 obeys): in that order, so no gateway refills L1 from a stale memcached.
+   * Never fails the write that already committed.
+   */
   async #invalidate(ids: readonly bigint[], ctx: OpContext): Promise<void> {
-    if (!this.#cache) return;
-    try {
-      await this.#cache.invalidate(ids.map(objectCacheKey), ctx.cache);
-    } catch (err) {
-      ctx.cache?.error('memcached');
-      this.#onInvalidationError(err);
+    if (ids.length === 0) return;
+    const keys = ids.map(objectCacheKey);
+    if (this.#cache) {
+      try {
+        await this.#cache.invalidate(keys, ctx.cache);
+      } catch (err) {
+        ctx.cache?.error('memcached');
+        this.#onInvalidationError(err);
+      }
     }
+    if (this.#near) {
+      ctx.cache?.roundTrip('redis');
+      try {
+        await this.#near.append(keys);
+      } catch (err) {
+        ctx.cache?.error('redis');
+        this.#onInvalidationError(err);
+      }
+    }
+  }
+
+  /** This operation's L1 view (one read barrier, shared by the operation's reads), if it reads L1. */
+  #view(ctx: OpContext): Promise<NearView | undefined> | undefined {
+    if (!this.#near || !ctx.near) return undefined;
+    return (ctx.near.view ??= this.#near.view(ctx.cache));
   }
 
   /**
@@ -166,6 +194,31 @@ export class ObjectStore {
    */
   async getManySettled(ids: readonly bigint[], ctx: OpContext = {}): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     const unique = [...new Set(ids)];
+    const viewing = this.#view(ctx);
+    const view = viewing && (await viewing);
+    if (!view || unique.length === 0) return this.#getManyShared(unique, ctx);
+    // L1 first: decoded objects, no round trip.
+    const near = this.#near!.near;
+    const found = new Map<bigint, StoredObject>();
+    const rest: bigint[] = [];
+    for (const id of unique) {
+      const o = near.get(view, objectCacheKey(id), 'o') as StoredObject | undefined;
+      if (o !== undefined) found.set(id, o);
+      else rest.push(id);
+    }
+    ctx.cache?.hits('local', found.size);
+    ctx.cache?.misses('local', rest.length);
+    if (rest.length === 0) return { found, failed: new Map() };
+    const shared = await this.#getManyShared(rest, ctx);
+    for (const [id, o] of shared.found) {
+      found.set(id, o);
+      near.fill(view, objectCacheKey(id), 'o', o);
+    }
+    return { found, failed: shared.failed };
+  }
+
+  /** memcached, then MySQL for its misses (filled back): the shared layers under L1. */
+  async #getManyShared(unique: readonly bigint[], ctx: OpContext): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     if (!this.#cache || unique.length === 0) return this.#fetchSettled(unique, ctx);
     // Look-aside: one multi-get per memcached server; misses from MySQL (one round trip per host),
     // filled back under the tokens the probe returned.
@@ -272,5 +325,4 @@ export class ObjectStore {
     if (changed) await this.#invalidate([id], ctx);
     return changed;
   }
-
 }

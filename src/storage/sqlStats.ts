@@ -1,4 +1,5 @@
 import type { CacheStats } from '../cache/cacheStats.ts';
+import type { NearView } from '../cache/nearCache.ts';
 import type { Topology } from '../core/topology.ts';
 
 /**
@@ -34,4 +35,9 @@ export interface OpContext {
   readonly topology?: Topology;
   /** Epoch ms after which no new SQL starts for this operation (REQUEST_TIMEOUT). */
   readonly deadline?: number;
+  /**
+   * Where this operation's in-process cache view is kept: taken by the first read that wants it
+   * (one read barrier) and shared by every later read of the operation. Absent: no L1 reads.
+   */
+  readonly near?: { view?: Promise<NearView | undefined> };
 }

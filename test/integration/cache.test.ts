@@ -20,7 +20,8 @@ let cached: Storage;
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
-  gw = await startTestGateway(env, 'cache');
+  // The shared layers (memcached, Redis) are what this gateway tests: no in-process layer above them.
+  gw = await startTestGateway(env, 'cache', { nearCacheEntries: 0 });
   memcached = memjs.Client.create(`${env.stack.memcached.host}:${env.stack.memcached.port}`, { logger: { log: () => undefined } } as memjs.ClientOptions);
   redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
   redis.on('error', () => undefined); // this test stops Redis on purpose
@@ -60,6 +61,7 @@ describe('Cache: look-aside reads', () => {
   });
 
   test('a cold profile fills both layers; the warm one costs 0 SQL and one cache round trip per layer per level', async () => {
+    await flushCaches(env.stack);
     const cold = await gw.gql(PROFILE, { id: String(owner) });
     assert.equal(cold.body.errors, undefined);
     const c = cold.body.extensions.cost;
