@@ -1,12 +1,14 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import { GraphQLError, getVariableValues, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, getVariableValues, type DocumentNode, type GraphQLFormattedError } from 'graphql';
 import { isShardqlError, type ShardqlError } from '../core/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { checkCost, DEFAULT_COST_BUDGET, estimateCost, type CostBudget, type CostEstimate } from './cost.ts';
 import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { jitGateway } from './executor.ts';
 import { resolvers } from './resolvers.ts';
 import { loadTypeDefs } from './schema.ts';
 
@@ -30,8 +32,14 @@ export interface ApolloOptions {
 
 /** Codes graphql-js and Apollo give to errors about the request itself: their messages are safe. */
 const REQUEST_ERROR_CODES = new Set([
-  'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE', 'BAD_REQUEST', 'QUERY_TOO_COMPLEX',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+  'QUERY_TOO_COMPLEX',
 ]);
 
 /** A refusal before execution, as Apollo wants it thrown: a GraphQLError carrying our error and its HTTP status. */
@@ -44,45 +52,64 @@ function refusal(err: ShardqlError): GraphQLError {
  * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics. Before execution, refuses an
  * operation whose estimated cost (cost.ts) is over budget, or whose page sizes are out of range.
  */
-const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
-  async requestDidStart() {
-    const started = process.hrtime.bigint();
-    let estimate: CostEstimate | undefined;
-    return {
-      async didResolveOperation({ schema, document, operation, request, contextValue }) {
-        if (!operation) return;
-        if (operation.operation === 'subscription') {
-          throw new GraphQLError('Expected a query or a mutation: this gateway has no subscriptions', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
-        }
-        // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
-        const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}, { maxErrors: 1 });
-        const variables = coerced.coerced ?? {};
-        try {
-          estimate = estimateCost({ schema, document, operation, variables, hosts: Object.keys(contextValue.topology.doc.hosts).length });
-          checkCost(estimate, budget);
-        } catch (err) {
-          throw isShardqlError(err) ? refusal(err) : err;
-        }
-      },
-      async willSendResponse({ response, contextValue, errors }) {
-        if (contextValue?.op) onResponse?.(Number(process.hrtime.bigint() - started) / 1e9, (errors?.length ?? 0) > 0, contextValue);
-        if (!contextValue?.showCost || response.body.kind !== 'single') return;
-        const stats = contextValue.op.stats;
-        response.body.singleResult.extensions = {
-          ...response.body.singleResult.extensions,
-          cost: {
-            sqlRoundTrips: stats.roundTrips,
-            rows: stats.rows,
-            shards: [...stats.shards].sort((a, b) => a - b),
-            hosts: stats.hosts.size,
-            cache: contextValue.op.cache.layers,
-            ...(estimate ? { estimate: { rows: estimate.rows, sqlRoundTrips: estimate.roundTrips } } : {}),
-          },
-        };
-      },
-    };
-  },
-});
+const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => {
+  // An estimate depends only on the document, the variables and the host count: the same page
+  // asked again is not walked again. Apollo keeps one DocumentNode per query text.
+  const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
+  const estimateOnce = (args: Parameters<typeof estimateCost>[0]): CostEstimate => {
+    let byArgs = estimates.get(args.document);
+    if (!byArgs) estimates.set(args.document, (byArgs = new Map()));
+    const key = `${args.hosts}|${args.operation.name?.value ?? ''}|${JSON.stringify(args.variables)}`;
+    let e = byArgs.get(key);
+    if (e === undefined) {
+      e = estimateCost(args);
+      if (byArgs.size >= 1000) byArgs.clear();
+      byArgs.set(key, e);
+    }
+    return e;
+  };
+  return {
+    async requestDidStart() {
+      const started = process.hrtime.bigint();
+      let estimate: CostEstimate | undefined;
+      return {
+        async didResolveOperation({ schema, document, operation, request, contextValue }) {
+          if (!operation) return;
+          if (operation.operation === 'subscription') {
+            throw new GraphQLError('Expected a query or a mutation: this gateway has no subscriptions', {
+              extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
+            });
+          }
+          // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
+          const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}, { maxErrors: 1 });
+          const variables = coerced.coerced ?? {};
+          try {
+            estimate = estimateOnce({ schema, document, operation, variables, hosts: Object.keys(contextValue.topology.doc.hosts).length });
+            checkCost(estimate, budget);
+          } catch (err) {
+            throw isShardqlError(err) ? refusal(err) : err;
+          }
+        },
+        async willSendResponse({ response, contextValue, errors }) {
+          if (contextValue?.op) onResponse?.(Number(process.hrtime.bigint() - started) / 1e9, (errors?.length ?? 0) > 0, contextValue);
+          if (!contextValue?.showCost || response.body.kind !== 'single') return;
+          const stats = contextValue.op.stats;
+          response.body.singleResult.extensions = {
+            ...response.body.singleResult.extensions,
+            cost: {
+              sqlRoundTrips: stats.roundTrips,
+              rows: stats.rows,
+              shards: [...stats.shards].sort((a, b) => a - b),
+              hosts: stats.hosts.size,
+              cache: contextValue.op.cache.layers,
+              ...(estimate ? { estimate: { rows: estimate.rows, sqlRoundTrips: estimate.roundTrips } } : {}),
+            },
+          };
+        },
+      };
+    },
+  };
+};
 
 /**
  * Apollo Server with the gateway's error policy: our errors keep their code and message; errors
@@ -96,12 +123,19 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     const original = unwrapped instanceof GraphQLError && isShardqlError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     const base = { ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}) };
     if (isShardqlError(original)) {
-      return { ...base, message: original.message, extensions: { code: original.code, ...original.details, ...(original.retryable ? { retryable: true } : {}) } };
+      return {
+        ...base,
+        message: original.message,
+        extensions: { code: original.code, ...original.details, ...(original.retryable ? { retryable: true } : {}) },
+      };
     }
     const code = formatted.extensions?.code;
     const tokens = code === 'GRAPHQL_PARSE_FAILED' ? /Document contains more tha[nt] (\d+) tokens/.exec(formatted.message) : null;
     if (tokens) {
-      return { message: `Expected a document of at most ${tokens[1]} tokens, got more`, extensions: { code: 'QUERY_TOO_COMPLEX', limit: 'tokens', max: Number(tokens[1]) } };
+      return {
+        message: `Expected a document of at most ${tokens[1]} tokens, got more`,
+        extensions: { code: 'QUERY_TOO_COMPLEX', limit: 'tokens', max: Number(tokens[1]) },
+      };
     }
     if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
       const message = opts.development ? formatted.message : formatted.message.replace(/ Did you mean .*$/, '');
@@ -111,16 +145,25 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
       return { ...base, message: original.message, extensions: { code: original.extensions.code } };
     }
     // Apollo's own refusals of a request (a bad persisted-query version or hash) carry no code.
-    if (original instanceof GraphQLError && original.extensions.code === undefined && original.originalError == null && original.path === undefined && original.extensions.http !== undefined) {
+    if (
+      original instanceof GraphQLError &&
+      original.extensions.code === undefined &&
+      original.originalError == null &&
+      original.path === undefined &&
+      original.extensions.http !== undefined
+    ) {
       return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };
     }
-    opts.log('internal_error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original), stack: original instanceof Error ? original.stack : undefined, path: formatted.path });
+    opts.log('internal_error', {
+      error: original instanceof Error ? `${original.name}: ${original.message}` : String(original),
+      stack: original instanceof Error ? original.stack : undefined,
+      path: formatted.path,
+    });
     return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
 
   return new ApolloServer<GatewayContext & { showCost: boolean }>({
-    typeDefs: loadTypeDefs(),
-    resolvers: resolvers as never,
+    gateway: jitGateway(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never })),
     formatError,
     introspection: opts.introspection ?? opts.development,
     includeStacktraceInErrorResponses: false,
@@ -132,6 +175,12 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     persistedQueries: { cache: opts.apqCache, ttl: 7 * 24 * 3600 },
     parseOptions: { maxTokens: SHAPE_LIMITS.tokens },
     validationRules: [depthLimit(opts.maxDepth ?? SHAPE_LIMITS.depth), aliasLimit(SHAPE_LIMITS.aliases), directiveLimit(SHAPE_LIMITS.directives)],
-    plugins: [ApolloServerPluginLandingPageDisabled(), costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET)],
+    // Cache control is off: it adds willResolveField to every field, which wraps every resolver of
+    // every request (8% of a warm profile's CPU, and garbage), for cache hints nobody reads here.
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET),
+    ],
   });
 }

@@ -14,11 +14,16 @@ import type { OpContext } from '../storage/sqlStats.ts';
 export interface Loaders {
   /** Active objects by ID; null when missing or soft-deleted. */
   readonly objects: DataLoader<bigint, StoredObject | null>;
-  readonly pages: DataLoader<PageRequest, Page, string>;
-  readonly counts: DataLoader<{ id: bigint; kind: MappingTable }, number, string>;
+  readonly pages: Reader<PageRequest, Page>;
+  readonly counts: Reader<CountKey, number>;
   /** Whether an edge exists (e.g. whether the viewer liked a pin). */
   readonly edges: DataLoader<{ table: MappingTable; from: bigint; to: bigint }, boolean, string>;
   readonly usernames: DataLoader<string, bigint | null>;
+}
+
+/** The read side of a loader. */
+export interface Reader<K, V> {
+  load(key: K): Promise<V>;
 }
 
 function pageKey(r: PageRequest): string {
@@ -37,7 +42,9 @@ type ListRead = { readonly req: PageRequest; readonly count?: undefined } | { re
 
 export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOptions = {}): Loaders {
   const batch = opts.batch ?? true;
-  const lists = new DataLoader<ListRead, Page | number>(
+  // Pages and counts asked at one level share one batch: one cache probe, then one query of each
+  // kind per host for the misses. One loader, so each read is one promise, not two.
+  const lists = new DataLoader<ListRead, Page | number, string>(
     async (reads) => {
       const reqs: PageRequest[] = [];
       const counts: CountKey[] = [];
@@ -46,7 +53,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       let p = 0;
       return reads.map((r) => (r.req ? out.pages[p++]! : (out.counts.get(countKey(r.count!.id, r.count!.kind)) ?? 0)));
     },
-    { batch, cache: false, maxBatchSize: 5000 },
+    { batch, maxBatchSize: 5000, cacheKeyFn: (r) => (r.req ? pageKey(r.req) : countKey(r.count!.id, r.count!.kind)) },
   );
   return {
     objects: new DataLoader(
@@ -62,16 +69,8 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 },
     ),
 
-    // Pages and counts asked at one level share one batch: one cache pipeline, then one query of
-    // each kind per host for the misses.
-    pages: new DataLoader((reqs: readonly PageRequest[]) => lists.loadMany(reqs.map((req) => ({ req }))) as Promise<(Page | Error)[]>, {
-      batch: false,
-      cacheKeyFn: pageKey,
-    }),
-    counts: new DataLoader((keys: readonly CountKey[]) => lists.loadMany(keys.map((count) => ({ count }))) as Promise<(number | Error)[]>, {
-      batch: false,
-      cacheKeyFn: (k) => countKey(k.id, k.kind),
-    }),
+    pages: { load: (req) => lists.load({ req }) as Promise<Page> },
+    counts: { load: (count) => lists.load({ count }) as Promise<number> },
 
     edges: new DataLoader(
       async (keys) => {

@@ -1,0 +1,63 @@
+import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
+import { GraphQLError, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+
+/**
+ * Runs operations with graphql-jit instead of graphql-js's execute(): each document (Apollo keeps
+ * one parsed and validated DocumentNode per query text) is compiled once into a function that
+ * resolves its selection set without building a resolve info, a path list and a promise per field.
+ * On the warm profile (250 pins, 1,000 objects) graphql-js's execute was the largest block of
+ * CPU after garbage collection, most of the garbage its own.
+ *
+ * Apollo Server 5 has no executor option; a gateway's `load()` may return one, which Apollo then
+ * calls after parsing, validation and every plugin hook up to `executionDidStart`: persisted
+ * queries, trusted documents, limits, the cost plugin and the error policy all run as before.
+ */
+export function jitGateway(schema: GraphQLSchema): GatewayInterface {
+  return {
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
+      return () => undefined;
+    },
+    load: async () => ({ executor: jitExecutor(schema) }),
+    stop: async () => undefined,
+  };
+}
+
+export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
+  const compiledFor = (document: DocumentNode, operationName: string | undefined): CompiledQuery | ExecutionResult => {
+    let byName = compiled.get(document);
+    if (!byName) compiled.set(document, (byName = new Map()));
+    const known = byName.get(operationName ?? '');
+    if (known) return known;
+    const c = compileQuery(schema, document, operationName);
+    if (isCompiledQuery(c)) byName.set(operationName ?? '', c);
+    return c;
+  };
+
+  return async (rc) => {
+    const operation = rc.operation;
+    const variables = rc.request.variables ?? {};
+    // graphql-js's coercion first, for its messages and nodes: Apollo marks such errors BAD_USER_INPUT.
+    if (operation.variableDefinitions && operation.variableDefinitions.length > 0) {
+      const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
+      if (coerced.errors) return { errors: coerced.errors };
+    }
+    const query = compiledFor(rc.document, rc.operationName ?? undefined);
+    if (!isCompiledQuery(query)) return { errors: (query.errors ?? []).map(asGraphQLError) };
+    const result = await query.query(undefined, rc.context, variables);
+    return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
+  };
+}
+
+/**
+ * graphql-jit's errors pass `instanceof GraphQLError` but leave `extensions` undefined, where
+ * Apollo's error formatting expects an object: rebuilt as graphql-js errors, path, locations
+ * and original error kept.
+ */
+function asGraphQLError(e: GraphQLError): GraphQLError {
+  const out = new GraphQLError(e.message, { path: e.path, originalError: e.originalError, ...(e.extensions ? { extensions: e.extensions } : {}) });
+  if (e.locations) (out as { locations: typeof e.locations }).locations = e.locations;
+  return out;
+}
