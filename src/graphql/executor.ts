@@ -1,5 +1,5 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, execute, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 /**
@@ -38,6 +38,9 @@ export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
 
   return async (rc) => {
     const operation = rc.operation;
+    // No operation resolved (a name that is not there, two and no name): graphql-js's execute says
+    // which, resolving nothing, and Apollo turns its error into OPERATION_RESOLUTION_FAILURE.
+    if (!operation) return execute({ schema, document: rc.document, operationName: rc.operationName }) as ExecutionResult;
     const variables = rc.request.variables ?? {};
     // graphql-js's coercion first, for its messages and nodes: Apollo marks such errors BAD_USER_INPUT.
     if (operation.variableDefinitions && operation.variableDefinitions.length > 0) {
