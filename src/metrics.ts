@@ -29,12 +29,13 @@ export class GatewayMetrics {
   recordRequest(seconds: number, failed: boolean, sql: SqlStats, cache: CacheStats): void {
     this.#requests.inc({ outcome: failed ? 'error' : 'ok' });
     this.#duration.observe(seconds);
-    this.#sql.inc(sql.roundTrips);
+    if (sql.roundTrips > 0) this.#sql.inc(sql.roundTrips);
+    // prom-client hashes the labels of every inc: a warm request adds to 2 of these 16 series, not 16.
     for (const [layer, s] of Object.entries(cache.layers)) {
-      this.#cache.inc({ layer, kind: 'hit' }, s.hits);
-      this.#cache.inc({ layer, kind: 'miss' }, s.misses);
-      this.#cache.inc({ layer, kind: 'error' }, s.errors);
-      this.#cache.inc({ layer, kind: 'round_trip' }, s.roundTrips);
+      if (s.hits > 0) this.#cache.inc({ layer, kind: 'hit' }, s.hits);
+      if (s.misses > 0) this.#cache.inc({ layer, kind: 'miss' }, s.misses);
+      if (s.errors > 0) this.#cache.inc({ layer, kind: 'error' }, s.errors);
+      if (s.roundTrips > 0) this.#cache.inc({ layer, kind: 'round_trip' }, s.roundTrips);
     }
   }
 }

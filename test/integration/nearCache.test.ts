@@ -45,7 +45,10 @@ before(async () => {
   board = (await a.gql('mutation { createBoard(input: { name: "near" }) { id } }', {}, { token })).body.data.createBoard.id;
   pins = [];
   for (let i = 0; i < 3; i++) {
-    pins.push((await a.gql('mutation($b: ID!, $t: String) { createPin(input: { boardId: $b, title: $t }) { id } }', { b: board, t: `p${i}` }, { token })).body.data.createPin.id);
+    pins.push(
+      (await a.gql('mutation($b: ID!, $t: String) { createPin(input: { boardId: $b, title: $t }) { id } }', { b: board, t: `p${i}` }, { token })).body.data
+        .createPin.id,
+    );
   }
 });
 after(async () => {
@@ -86,15 +89,35 @@ describe('Cache: the in-process layer (L1)', () => {
     };
     await read(b);
     const steps: [string, () => Promise<void>, (d: any) => void][] = [
-      ['rename the board', () => q('mutation($b: ID!) { updateBoard(id: $b, input: { name: "renamed" }) { id } }', { b: board }), (d) => assert.equal(d.board.name, 'renamed')],
-      ['like a pin', () => q('mutation($p: ID!) { likePin(pinId: $p) { id } }', { p: pins[0] }), (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[0]).node.likeCount, 1)],
-      ['retitle a pin', () => q('mutation($p: ID!) { updatePin(id: $p, input: { title: "retitled" }) { id } }', { p: pins[1] }), (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[1]).node.title, 'retitled')],
+      [
+        'rename the board',
+        () => q('mutation($b: ID!) { updateBoard(id: $b, input: { name: "renamed" }) { id } }', { b: board }),
+        (d) => assert.equal(d.board.name, 'renamed'),
+      ],
+      [
+        'like a pin',
+        () => q('mutation($p: ID!) { likePin(pinId: $p) { id } }', { p: pins[0] }),
+        (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[0]).node.likeCount, 1),
+      ],
+      [
+        'retitle a pin',
+        () => q('mutation($p: ID!) { updatePin(id: $p, input: { title: "retitled" }) { id } }', { p: pins[1] }),
+        (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[1]).node.title, 'retitled'),
+      ],
       ['follow the board', () => q('mutation($b: ID!) { followBoard(boardId: $b) { id } }', { b: board }), (d) => assert.equal(d.board.followerCount, 1)],
-      ['delete a pin', () => q('mutation($p: ID!) { deletePin(id: $p) { deleted } }', { p: pins[2] }), (d) => {
-        assert.equal(d.board.pinCount, 2);
-        assert.deepEqual(d.board.pins.edges.map((e: any) => e.node.id).sort(), [pins[0], pins[1]].sort());
-      }],
-      ['unlike the pin', () => q('mutation($p: ID!) { unlikePin(pinId: $p) { id } }', { p: pins[0] }), (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[0]).node.likeCount, 0)],
+      [
+        'delete a pin',
+        () => q('mutation($p: ID!) { deletePin(id: $p) { deleted } }', { p: pins[2] }),
+        (d) => {
+          assert.equal(d.board.pinCount, 2);
+          assert.deepEqual(d.board.pins.edges.map((e: any) => e.node.id).sort(), [pins[0], pins[1]].sort());
+        },
+      ],
+      [
+        'unlike the pin',
+        () => q('mutation($p: ID!) { unlikePin(pinId: $p) { id } }', { p: pins[0] }),
+        (d) => assert.equal(d.board.pins.edges.find((e: any) => e.node.id === pins[0]).node.likeCount, 0),
+      ],
     ];
     for (const [name, write, check] of steps) {
       await read(b); // warm on B

@@ -1,0 +1,54 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { mintToken, viewerFromAuthorization } from '../../../src/auth/tokens.ts';
+import { isShardqlError } from '../../../src/core/errors.ts';
+
+const SECRET = 'unit-test-secret-that-is-long-enough-for-hs256';
+
+async function userId(): Promise<bigint> {
+  // Shard 3429, type user, local 7: built from the layout so the test does not hard-code the type number.
+  const { encodeId } = await import('../../../src/core/ids.ts');
+  const { OBJECT_TYPES } = await import('../../../src/core/objectTypes.ts');
+  return encodeId({ shard: 3429, type: OBJECT_TYPES.user, local: 7n });
+}
+
+const refused = (e: unknown): boolean => isShardqlError(e, 'UNAUTHENTICATED');
+
+describe('Viewer tokens: verified once, remembered only while valid', () => {
+  test('a minted token names its user, on every request', async () => {
+    const id = await userId();
+    const t = await mintToken(SECRET, id, 60);
+    assert.equal(await viewerFromAuthorization(SECRET, `Bearer ${t}`), id);
+    assert.equal(await viewerFromAuthorization(SECRET, `Bearer ${t}`), id, 'the remembered answer');
+  });
+
+  test('a token remembered under one secret is refused under another', async () => {
+    const t = await mintToken(SECRET, await userId(), 60);
+    await viewerFromAuthorization(SECRET, `Bearer ${t}`);
+    await assert.rejects(viewerFromAuthorization(`${SECRET}-other`, `Bearer ${t}`), refused);
+  });
+
+  test('a remembered token is refused once it expires', async () => {
+    const id = await userId();
+    const expiresAt = Math.floor(Date.now() / 1000) + 1;
+    const t = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(String(id))
+      .setIssuer('shardql')
+      .setIssuedAt()
+      .setExpirationTime(expiresAt)
+      .sign(new TextEncoder().encode(SECRET));
+    assert.equal(await viewerFromAuthorization(SECRET, `Bearer ${t}`), id);
+    await new Promise((r) => setTimeout(r, expiresAt * 1000 - Date.now() + 50));
+    await assert.rejects(viewerFromAuthorization(SECRET, `Bearer ${t}`), refused);
+  });
+
+  test('a tampered token is refused even after the genuine one was remembered', async () => {
+    const t = await mintToken(SECRET, await userId(), 60);
+    await viewerFromAuthorization(SECRET, `Bearer ${t}`);
+    const [h, p, s] = t.split('.');
+    const other = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: '1' })).toString('base64url');
+    await assert.rejects(viewerFromAuthorization(SECRET, `Bearer ${h}.${other}.${s}`), refused);
+  });
+});
