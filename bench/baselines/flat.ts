@@ -11,6 +11,7 @@ import { createPool, type Pool, type PoolConnection, type RowDataPacket, type Re
 import type { MappingTable } from '../../src/core/mappings.ts';
 import type { ObjectType } from '../../src/core/objectTypes.ts';
 import { typeOf } from '../../src/core/ids.ts';
+import { decodeRefs } from '../../src/core/objectRefs.ts';
 import type { Endpoint } from '../../src/core/topology.ts';
 import type { Page, PageRequest } from '../../src/storage/mappingStore.ts';
 import { decodeCursor, encodeCursor, listTag, type FeedPage, type Obj, type Source, type SourceContext } from './source.ts';
@@ -40,7 +41,7 @@ function toObj(type: keyof typeof OBJECTS, row: Row): Obj | null {
   if (data.active === false) return null;
   const counts: Partial<Record<MappingTable, number>> = {};
   for (const [col, kind] of OBJECTS[type].counts) counts[kind] = Number(row[col]);
-  return { id: BigInt(String(row.id)), type, data, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), counts };
+  return { id: BigInt(String(row.id)), type, data, refs: decodeRefs(data), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), counts };
 }
 
 /** How one mapping list reads in the flat schema: a FROM/JOIN, the owner column, order key, target. */

@@ -22,19 +22,16 @@ function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function ref(o: StoredObject, field: string): bigint | null {
-  const v = o.data[field];
-  return typeof v === 'string' && /^[0-9]{1,20}$/.test(v) ? BigInt(v) : null;
-}
-
-async function load(ctx: GatewayContext, objectId: bigint | null, type: ObjectType): Promise<StoredObject | null> {
-  if (objectId === null) return null;
+async function load(ctx: GatewayContext, objectId: bigint | null | undefined, type: ObjectType): Promise<StoredObject | null> {
+  if (objectId == null) return null;
   const o = await ctx.loaders.objects.load(objectId);
   return o && o.type === type ? o : null;
 }
 
-const count = (kind: Parameters<GatewayContext['loaders']['counts']['load']>[0]['kind']): Resolver =>
-  (o, _args, ctx) => ctx.loaders.counts.load({ id: o.id, kind });
+const count =
+  (kind: Parameters<GatewayContext['loaders']['counts']['load']>[0]['kind']): Resolver =>
+  (o, _args, ctx) =>
+    ctx.loaders.counts.load({ id: o.id, kind });
 
 const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
 
@@ -86,7 +83,10 @@ export const resolvers = {
   Mutation: {
     createUser: async (_: unknown, args: Args, ctx: GatewayContext) => {
       const i = input(args);
-      const user = await ctx.writes.createUser({ username: String(i.username), email: i.email ?? null, displayName: i.displayName ?? null, about: i.about ?? null }, ctx.op);
+      const user = await ctx.writes.createUser(
+        { username: String(i.username), email: i.email ?? null, displayName: i.displayName ?? null, about: i.about ?? null },
+        ctx.op,
+      );
       return { user, token: await ctx.mintToken(user.id) };
     },
     updateViewer: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updateViewer(ctx.viewerId, input(args), ctx.op),
@@ -112,20 +112,34 @@ export const resolvers = {
       const pinId = id(ctx, args.id, 'pin');
       return deleted(pinId)(await ctx.writes.deletePin(ctx.viewerId, pinId, ctx.op, idem(ctx, info)));
     },
-    repin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.repin(ctx.viewerId, id(ctx, args.pinId, 'pin'), id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    repin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.repin(ctx.viewerId, id(ctx, args.pinId, 'pin'), id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
     movePin: (_: unknown, args: Args, ctx: GatewayContext) =>
-      ctx.writes.movePin(ctx.viewerId, id(ctx, args.boardId, 'board'), id(ctx, args.pinId, 'pin'), args.afterPinId == null ? null : id(ctx, args.afterPinId, 'pin'), ctx.op),
-    createComment: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.createComment(ctx.viewerId, id(ctx, args.pinId, 'pin'), String(args.text), ctx.op, idem(ctx, info)),
+      ctx.writes.movePin(
+        ctx.viewerId,
+        id(ctx, args.boardId, 'board'),
+        id(ctx, args.pinId, 'pin'),
+        args.afterPinId == null ? null : id(ctx, args.afterPinId, 'pin'),
+        ctx.op,
+      ),
+    createComment: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.createComment(ctx.viewerId, id(ctx, args.pinId, 'pin'), String(args.text), ctx.op, idem(ctx, info)),
     deleteComment: async (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const commentId = id(ctx, args.id, 'comment');
       return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op, idem(ctx, info)));
     },
-    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
-    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
+    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
+    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
+    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
+    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
   },
 
   Node: {
@@ -157,7 +171,7 @@ export const resolvers = {
     ...common,
     name: (o: StoredObject) => str(o.data.name) ?? '',
     description: (o: StoredObject) => str(o.data.description),
-    owner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'owner_id'), 'user'),
+    owner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.owner, 'user'),
     pinCount: count('board_has_pins'),
     followerCount: count('board_followed_by_users'),
     viewerFollows: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
@@ -178,9 +192,9 @@ export const resolvers = {
     description: (o: StoredObject) => str(o.data.description),
     link: (o: StoredObject) => str(o.data.link),
     imageUrl: (o: StoredObject) => str(o.data.imageUrl),
-    board: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'board_id'), 'board'),
-    pinner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'pinner_id'), 'user'),
-    via: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'via_pin_id'), 'pin'),
+    board: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.board, 'board'),
+    pinner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pinner, 'user'),
+    via: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.via, 'pin'),
     likeCount: count('pin_liked_by_users'),
     repinCount: count('pin_repinned_as_pins'),
     commentCount: count('pin_has_comments'),
@@ -194,7 +208,7 @@ export const resolvers = {
   Comment: {
     ...common,
     text: (o: StoredObject) => str(o.data.text) ?? '',
-    author: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'author_id'), 'user'),
-    pin: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, ref(o, 'pin_id'), 'pin'),
+    author: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.author, 'user'),
+    pin: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pin, 'pin'),
   },
 };

@@ -122,13 +122,15 @@ export async function reconcile(
     );
     for (const e of repins) {
       const p = repinObjects.get(e.to);
-      if (p && isActive(p) && p.data.via_pin_id === `${e.from}`) continue;
+      if (p && isActive(p) && p.refs.via === e.from) continue;
       await mappings.apply([{ op: 'remove', table: 'pin_repinned_as_pins', from: e.from, to: e.to }], ctx);
       repinEdgesFixed++;
       note(`removed pin_repinned_as_pins(${e.from} → ${e.to}) on shard ${shard}: the repin is gone`);
     }
     const viaPins = await storage.objects.getMany(await scan.repinIds(shard, ctx), ctx);
-    const want = [...viaPins.values()].filter(isActive).map((p) => ({ from: BigInt(String(p.data.via_pin_id)), to: p.id, sequence: p.createdAt }));
+    const want = [...viaPins.values()]
+      .filter((p) => isActive(p) && p.refs.via !== undefined)
+      .map((p) => ({ from: p.refs.via!, to: p.id, sequence: p.createdAt }));
     const have = await mappings.existing('pin_repinned_as_pins', want, ctx);
     for (const e of want) {
       if (have.has(`${e.from}:${e.to}`)) continue;

@@ -101,8 +101,8 @@ export class ProductWrites {
     return o;
   }
 
-  #own(o: StoredObject, field: string, viewer: bigint, what: string): void {
-    if (o.data[field] !== formatId(viewer)) throw new ShardqlError('FORBIDDEN', `Only the owner may change this ${what}`);
+  #own(o: StoredObject, ref: 'owner' | 'pinner', viewer: bigint, what: string): void {
+    if (o.refs[ref] !== viewer) throw new ShardqlError('FORBIDDEN', `Only the owner may change this ${what}`);
   }
 
   // Users
@@ -177,7 +177,7 @@ export class ProductWrites {
       id,
       (cur) => {
         if (cur.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
-        this.#own(cur, 'owner_id', me.id, 'board');
+        this.#own(cur, 'owner', me.id, 'board');
         return applyPatch(cur.data, patch);
       },
       ctx,
@@ -189,7 +189,7 @@ export class ProductWrites {
     const me = await this.#viewer(viewer, ctx);
     const board = await this.#s.objects.get(id, ctx);
     if (!board || board.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
-    this.#own(board, 'owner_id', me.id, 'board');
+    this.#own(board, 'owner', me.id, 'board');
     for (;;) {
       const [page] = await this.#s.mappings.pages([{ table: 'board_has_pins', from: id, first: 100 }], ctx);
       if (!page || page.edges.length === 0) break;
@@ -223,7 +223,7 @@ export class ProductWrites {
 
   async #ownBoard(viewer: bigint, boardId: bigint, ctx: OpContext): Promise<StoredObject> {
     const board = await this.#active(boardId, 'board', ctx);
-    this.#own(board, 'owner_id', viewer, 'board');
+    this.#own(board, 'owner', viewer, 'board');
     return board;
   }
 
@@ -267,7 +267,7 @@ export class ProductWrites {
       id,
       (cur) => {
         if (cur.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
-        this.#own(cur, 'pinner_id', me.id, 'pin');
+        this.#own(cur, 'pinner', me.id, 'pin');
         return applyPatch(cur.data, patch);
       },
       ctx,
@@ -276,16 +276,15 @@ export class ProductWrites {
 
   /** Removes a pin: its two list edges and the pin in one transaction on its shard, then its repin edge. */
   #removePinPlan(pin: StoredObject): WritePlan<boolean> {
-    const board = BigInt(String(pin.data.board_id));
-    const pinner = BigInt(String(pin.data.pinner_id));
-    const via = typeof pin.data.via_pin_id === 'string' ? pin.data.via_pin_id : undefined;
+    const { board, pinner, via } = pin.refs;
+    if (board === undefined || pinner === undefined) throw new Error(`pin ${pin.id} has no board or pinner`);
     return this.#deletePlan('deletePin', shardOf(pin.id), pin.id, async (w) => {
       await w.edges([
         { op: 'remove', table: 'board_has_pins', from: board, to: pin.id },
         { op: 'remove', table: 'user_has_pins', from: pinner, to: pin.id },
       ]);
       const deleted = await w.softDelete(pin.id);
-      return { result: deleted, steps: via ? [{ kind: 'syncRepin', original: via, pin: formatId(pin.id) }] : [] };
+      return { result: deleted, steps: via !== undefined ? [{ kind: 'syncRepin', original: formatId(via), pin: formatId(pin.id) }] : [] };
     });
   }
 
@@ -293,7 +292,7 @@ export class ProductWrites {
     const me = await this.#viewer(viewer, ctx);
     const pin = await this.#s.objects.get(id, ctx);
     if (!pin || pin.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
-    this.#own(pin, 'pinner_id', me.id, 'pin');
+    this.#own(pin, 'pinner', me.id, 'pin');
     return this.#run(this.#removePinPlan(pin), me.id, opts, ctx);
   }
 
@@ -337,10 +336,11 @@ export class ProductWrites {
     const me = await this.#viewer(viewer, ctx);
     const comment = await this.#s.objects.get(id, ctx);
     if (!comment || comment.type !== 'comment') throw new ShardqlError('NOT_FOUND', `No comment with ID ${id}`);
-    const pinId = BigInt(String(comment.data.pin_id));
-    if (comment.data.author_id !== formatId(me.id)) {
+    const pinId = comment.refs.pin;
+    if (pinId === undefined) throw new Error(`comment ${id} has no pin`);
+    if (comment.refs.author !== me.id) {
       const pin = await this.#s.objects.get(pinId, ctx);
-      if (!pin || pin.data.pinner_id !== formatId(me.id)) throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
+      if (!pin || pin.refs.pinner !== me.id) throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
     }
     const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
       await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);

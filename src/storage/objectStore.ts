@@ -1,6 +1,7 @@
 import { ShardqlError } from '../core/errors.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
+import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
 import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, Row, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
@@ -20,7 +21,7 @@ function decodeCached(id: bigint, raw: Buffer): StoredObject | undefined {
   if (type === undefined) return undefined;
   try {
     const v = JSON.parse(raw.toString('utf8')) as { d: ObjectData; c: number; u: number };
-    return { id, type, data: v.d, createdAt: v.c, updatedAt: v.u };
+    return { id, type, data: v.d, refs: decodeRefs(v.d), createdAt: v.c, updatedAt: v.u };
   } catch {
     return undefined;
   }
@@ -33,6 +34,8 @@ export interface StoredObject {
   readonly type: ObjectType;
   /** The JSON blob. IDs inside it are decimal strings. `active: false` marks a soft delete. */
   readonly data: ObjectData;
+  /** The IDs the blob points at, decoded once on read. */
+  readonly refs: ObjectRefs;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -59,10 +62,12 @@ function parseData(raw: unknown): ObjectData {
 }
 
 function rowToObject(row: Row, type: ObjectType, shard: number): StoredObject {
+  const data = parseData(row.data);
   return {
     id: encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(row.local_id as string) }),
     type,
-    data: parseData(row.data),
+    data,
+    refs: decodeRefs(data),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -145,7 +150,7 @@ export class ObjectStore {
     if (local > MAX_LOCAL_ID) {
       throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
     }
-    return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, createdAt: now, updatedAt: now };
+    return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, refs: decodeRefs(stored), createdAt: now, updatedAt: now };
   }
 
   /**
@@ -311,7 +316,7 @@ export class ObjectStore {
         const next: ObjectData = { ...mutate(current), active: true };
         const now = this.#now();
         await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [JSON.stringify(next), now, local]);
-        return { ...current, data: next, updatedAt: now };
+        return { ...current, data: next, refs: decodeRefs(next), updatedAt: now };
       },
       ctx,
     );
