@@ -3,6 +3,7 @@ import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
 import { IntentLog } from './intentLog.ts';
+import { LookAside } from './lookAside.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { RedisLists } from '../cache/redisLists.ts';
@@ -41,10 +42,14 @@ export function createStorage(opts: StorageOptions): Storage {
     ...(opts.onReadOnly ? { onReadOnly: opts.onReadOnly } : {}),
   });
   const clock = opts.now ? { now: opts.now } : {};
+  const lookAside = new LookAside({
+    log: opts.cache?.near,
+    onInvalidationError: (layer, e) => opts.onInvalidationError?.(layer === 'memcached' ? 'memcached' : 'redis', e),
+  });
   return {
     router,
-    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, near: opts.cache?.near, onInvalidationError: (e) => opts.onInvalidationError?.('memcached', e) }),
-    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, near: opts.cache?.near, onInvalidationError: (e) => opts.onInvalidationError?.('redis', e) }),
+    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, lookAside }),
+    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, lookAside }),
     lookups: new ModShardStore({ router, ...clock }),
     intents: new IntentLog({ router, ...clock }),
     close: () => router.close(),

@@ -7,8 +7,7 @@ import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
-import type { InvalidationLog } from '../cache/invalidationLog.ts';
-import type { NearView } from '../cache/nearCache.ts';
+import type { LookAside } from './lookAside.ts';
 
 /** Room left between neighbours in the owner's order, so a move rarely renumbers anything. */
 export const POSITION_GAP = 1024;
@@ -78,6 +77,9 @@ interface PageRow {
   readonly k: bigint;
 }
 
+/** One read of a level: a page or a count. */
+type ListItem = { readonly plan: PagePlan; readonly count?: undefined } | { readonly count: CountKey; readonly plan?: undefined };
+
 interface PagePlan {
   readonly req: PageRequest;
   readonly i: number;
@@ -130,53 +132,25 @@ export class MappingStore {
   readonly #router: ShardRouter;
   readonly #now: () => number;
   readonly #lists: RedisLists | undefined;
-  readonly #near: InvalidationLog | undefined;
-  readonly #onInvalidationError: (err: unknown) => void;
+  readonly #lookAside: LookAside;
 
   constructor(opts: {
     router: ShardRouter;
     now?: () => number;
     cache?: RedisLists | undefined;
-    /** The in-process cache and the invalidation log that keeps it true. Without it, no L1. */
-    near?: InvalidationLog | undefined;
-    onInvalidationError?: (err: unknown) => void;
+    /** The in-process layer above Redis and the invalidation of both. */
+    lookAside: LookAside;
   }) {
     this.#router = opts.router;
     this.#now = opts.now ?? Date.now;
     this.#lists = opts.cache;
-    this.#near = opts.near;
-    this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+    this.#lookAside = opts.lookAside;
   }
 
-  /**
-   * Drops the cached pages and counts of lists after a commit, in Redis and then in the
-   * invalidation log every gateway's L1 obeys. Never fails the committed write.
-   */
+  /** Drops the cached pages and counts of lists after a commit (Redis, then the invalidation log). Never throws. */
   async #invalidate(lists: readonly string[], ctx: OpContext): Promise<void> {
-    if (lists.length === 0) return;
-    if (this.#lists) {
-      try {
-        await this.#lists.invalidate(lists, ctx.cache);
-      } catch (err) {
-        ctx.cache?.error('redis');
-        this.#onInvalidationError(err);
-      }
-    }
-    if (this.#near) {
-      ctx.cache?.roundTrip('redis');
-      try {
-        await this.#near.append(lists);
-      } catch (err) {
-        ctx.cache?.error('redis');
-        this.#onInvalidationError(err);
-      }
-    }
-  }
-
-  /** This operation's L1 view (one read barrier, shared by the operation's reads), if it reads L1. */
-  #view(ctx: OpContext): Promise<NearView | undefined> | undefined {
-    if (!this.#near || !ctx.near) return undefined;
-    return (ctx.near.view ??= this.#near.view(ctx.cache));
+    const redis = this.#lists;
+    await this.#lookAside.invalidate(ctx, lists, redis ? { layer: 'redis', run: (keys) => redis.invalidate(keys, ctx.cache) } : undefined);
   }
 
   /**
@@ -294,62 +268,69 @@ export class MappingStore {
         pages[i] = err instanceof Error ? err : new Error(String(err));
       }
     });
-    // 2. L1: built pages and counts in this process, no round trip.
-    const viewing = this.#view(ctx);
-    const view = viewing && (await viewing);
-    const near = view ? this.#near!.near : undefined;
-    let sharedPlans = plans;
-    let sharedCounts: readonly CountKey[] = countKeys;
-    if (view && near) {
-      sharedPlans = [];
-      for (const p of plans) {
-        const page = near.get(view, p.cacheField.list, p.cacheField.field) as Page | undefined;
-        if (page !== undefined) pages[p.i] = page;
-        else sharedPlans.push(p);
-      }
-      const rest: CountKey[] = [];
-      for (const k of countKeys) {
-        const n = near.get(view, listCacheKey(k.kind, k.id), 'n') as number | undefined;
-        if (n !== undefined) counts.set(countKey(k.id, k.kind), n);
-        else rest.push(k);
-      }
-      sharedCounts = rest;
-      const misses = sharedPlans.length + sharedCounts.length;
-      ctx.cache?.hits('local', plans.length + countKeys.length - misses);
-      ctx.cache?.misses('local', misses);
-      if (misses === 0) return { pages, counts };
-    }
-    const countFields = sharedCounts.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
-    // 3. Redis: one pipeline for every page and count of this level L1 did not have.
-    let pageMisses = sharedPlans;
-    let countMisses = [...sharedCounts];
-    const probe = this.#lists ? await this.#lists.probe([...sharedPlans.map((p) => p.cacheField), ...countFields], ctx.cache) : undefined;
+    // 2. L1 (built pages and counts in this process), then Redis and MySQL for what it lacks.
+    const items: ListItem[] = [...plans.map((plan) => ({ plan })), ...countKeys.map((count) => ({ count }))];
+    await this.#lookAside.read<ListItem, Page | number>(
+      ctx,
+      items,
+      (it) => (it.plan ? { key: it.plan.cacheField.list, field: it.plan.cacheField.field } : { key: listCacheKey(it.count.kind, it.count.id), field: 'n' }),
+      (it, v) => (it.plan ? (pages[it.plan.i] = v as Page) : counts.set(countKey(it.count.id, it.count.kind), v as number)),
+      async (misses, fill) => {
+        const missedPlans: PagePlan[] = [];
+        const missedCounts: CountKey[] = [];
+        for (const it of misses) it.plan ? missedPlans.push(it.plan) : missedCounts.push(it.count);
+        await this.#readShared(missedPlans, missedCounts, ctx, {
+          page: (p, page) => {
+            pages[p.i] = page;
+            fill({ plan: p }, page);
+          },
+          count: (k, n) => {
+            counts.set(countKey(k.id, k.kind), n);
+            fill({ count: k }, n);
+          },
+          failed: (it, err) => (it.plan ? (pages[it.plan.i] = err) : counts.set(countKey(it.count.id, it.count.kind), err)),
+        });
+      },
+    );
+    return { pages, counts };
+  }
+
+  /**
+   * Redis (one pipeline for every page and count asked), then MySQL for its misses (one UNION ALL of
+   * pages and one query of counts per host, in parallel), then one pipeline of fills, each only if
+   * its list did not change meanwhile.
+   */
+  async #readShared(
+    plans: readonly PagePlan[],
+    countKeys: readonly CountKey[],
+    ctx: OpContext,
+    to: { page(p: PagePlan, page: Page): void; count(k: CountKey, n: number): void; failed(it: ListItem, err: Error): void },
+  ): Promise<void> {
+    const countFields = countKeys.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
+    let pageMisses: readonly PagePlan[] = plans;
+    let countMisses: readonly CountKey[] = countKeys;
+    const probe = this.#lists ? await this.#lists.probe([...plans.map((p) => p.cacheField), ...countFields], ctx.cache) : undefined;
     if (probe) {
-      pageMisses = [];
-      sharedPlans.forEach((p, j) => {
+      const pm: PagePlan[] = [];
+      plans.forEach((p, j) => {
         const cached = probe.values.get(j);
         const rows = cached === undefined ? undefined : decodeRows(cached);
-        if (rows) {
-          const page = buildPage(p, rows);
-          pages[p.i] = page;
-          if (view) near!.fill(view, p.cacheField.list, p.cacheField.field, page);
-        } else pageMisses.push(p);
+        if (rows) to.page(p, buildPage(p, rows));
+        else pm.push(p);
       });
-      countMisses = [];
-      sharedCounts.forEach((k, j) => {
-        const v = probe.values.get(sharedPlans.length + j);
-        if (v !== undefined && /^-?\d+$/.test(v)) {
-          counts.set(countKey(k.id, k.kind), Number(v));
-          if (view) near!.fill(view, countFields[j]!.list, 'n', Number(v));
-        } else countMisses.push(k);
+      const cm: CountKey[] = [];
+      countKeys.forEach((k, j) => {
+        const v = probe.values.get(plans.length + j);
+        if (v !== undefined && /^-?\d+$/.test(v)) to.count(k, Number(v));
+        else cm.push(k);
       });
+      pageMisses = pm;
+      countMisses = cm;
     }
     const fills: { field: ListField; value: string; token: ListToken }[] = [];
-    const tokenOfPlan = new Map(sharedPlans.map((p, j) => [p, probe?.tokens.get(j)]));
-    const tokenOfCount = new Map(
-      sharedCounts.map((k, j) => [countKey(k.id, k.kind), { field: countFields[j]!, token: probe?.tokens.get(sharedPlans.length + j) }]),
-    );
-    // 4. MySQL for the misses, pages and counts of a host in parallel.
+    const tokenOfPlan = new Map(plans.map((p, j) => [p, probe?.tokens.get(j)]));
+    const tokenOfCount = new Map(countKeys.map((k, j) => [countKey(k.id, k.kind), { field: countFields[j]!, token: probe?.tokens.get(plans.length + j) }]));
+    const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
     const pagesByHost = this.#router.groupByHost(pageMisses, (p) => shardOf(p.req.from), ctx);
     const countsByHost = this.#router.groupByHost(countMisses, (k) => shardOf(k.id), ctx);
     await Promise.all([
@@ -358,14 +339,12 @@ export class MappingStore {
           const rowsByPlan = await this.#fetchPages(host, items, ctx);
           for (const p of items) {
             const rows = rowsByPlan.get(p.i) ?? [];
-            const page = buildPage(p, rows);
-            pages[p.i] = page;
-            if (view) near!.fill(view, p.cacheField.list, p.cacheField.field, page);
+            to.page(p, buildPage(p, rows));
             const token = tokenOfPlan.get(p);
             if (token !== undefined) fills.push({ field: p.cacheField, value: encodeRows(rows), token });
           }
         } catch (err) {
-          for (const p of items) pages[p.i] = err instanceof Error ? err : new Error(String(err));
+          for (const p of items) to.failed({ plan: p }, asError(err));
         }
       }),
       ...[...countsByHost.entries()].map(async ([host, keys]) => {
@@ -374,19 +353,16 @@ export class MappingStore {
           for (const k of keys) {
             const key = countKey(k.id, k.kind);
             const n = found.get(key) ?? 0;
-            counts.set(key, n);
-            if (view) near!.fill(view, listCacheKey(k.kind, k.id), 'n', n);
+            to.count(k, n);
             const t = tokenOfCount.get(key);
             if (t?.token !== undefined) fills.push({ field: t.field, value: String(n), token: t.token });
           }
         } catch (err) {
-          for (const k of keys) counts.set(countKey(k.id, k.kind), err instanceof Error ? err : new Error(String(err)));
+          for (const k of keys) to.failed({ count: k }, asError(err));
         }
       }),
     ]);
-    // 5. Fill what MySQL answered, each only if its list did not change meanwhile.
     if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
-    return { pages, counts };
   }
 
   async #fetchPages(host: string, items: readonly PagePlan[], ctx: OpContext): Promise<Map<number, PageRow[]>> {

@@ -52,13 +52,19 @@ export class ModShardStore {
     const loc = this.#locate(key);
     const now = this.#now();
     const inserted = await this.#router.query(
-      loc.host, [], `INSERT IGNORE INTO ${loc.table} (namespace, lookup_key, id, created_at) VALUES (?, ?, ?, ?)`, [ns, loc.key, id, now], ctx,
+      loc.host,
+      [],
+      `INSERT IGNORE INTO ${loc.table} (namespace, lookup_key, id, created_at) VALUES (?, ?, ?, ?)`,
+      [ns, loc.key, id, now],
+      ctx,
     );
     if (affectedRows(inserted) === 1) return true;
     const takenOver = await this.#router.query(
-      loc.host, [],
+      loc.host,
+      [],
       `UPDATE ${loc.table} SET id = ?, created_at = ? WHERE namespace = ? AND lookup_key = ? AND (id = ? OR (id >= ? AND created_at < ?))`,
-      [id, now, ns, loc.key, id, PENDING_BIT, now - PENDING_CLAIM_TTL_MS], ctx,
+      [id, now, ns, loc.key, id, PENDING_BIT, now - PENDING_CLAIM_TTL_MS],
+      ctx,
     );
     return affectedRows(takenOver) === 1;
   }
@@ -66,7 +72,13 @@ export class ModShardStore {
   /** Turns a pending claim into a final one; false if the token no longer holds it. */
   async confirm(ns: LookupNamespace, key: string, token: bigint, id: bigint, ctx: OpContext = {}): Promise<boolean> {
     const loc = this.#locate(key);
-    const res = await this.#router.query(loc.host, [], `UPDATE ${loc.table} SET id = ? WHERE namespace = ? AND lookup_key = ? AND id = ?`, [id, ns, loc.key, token], ctx);
+    const res = await this.#router.query(
+      loc.host,
+      [],
+      `UPDATE ${loc.table} SET id = ? WHERE namespace = ? AND lookup_key = ? AND id = ?`,
+      [id, ns, loc.key, token],
+      ctx,
+    );
     return affectedRows(res) === 1;
   }
 

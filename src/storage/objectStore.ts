@@ -6,8 +6,7 @@ import { shardDatabase } from '../core/topology.ts';
 import type { ShardRouter, Row, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
-import type { InvalidationLog } from '../cache/invalidationLog.ts';
-import type { NearView } from '../cache/nearCache.ts';
+import type { LookAside } from './lookAside.ts';
 
 /** The cache key of an object. */
 export const objectCacheKey = (id: bigint): string => `o:${id}`;
@@ -48,10 +47,8 @@ export interface ObjectStoreOptions {
   readonly router: ShardRouter;
   /** Look-aside cache of object rows (memcached). Without it every read goes to MySQL. */
   readonly cache?: MemcachedObjects | undefined;
-  /** The in-process cache and the invalidation log that keeps it true. Without it, no L1. */
-  readonly near?: InvalidationLog | undefined;
-  /** Called when a cache invalidation fails after a commit (the entry then lives until its TTL). */
-  readonly onInvalidationError?: (err: unknown) => void;
+  /** The in-process layer above memcached and the invalidation of both. */
+  readonly lookAside: LookAside;
   /** Clock, ms. Default Date.now. */
   readonly now?: () => number;
 }
@@ -88,48 +85,23 @@ export class ObjectStore {
   readonly #router: ShardRouter;
   readonly #now: () => number;
   readonly #cache: MemcachedObjects | undefined;
-  readonly #near: InvalidationLog | undefined;
-  readonly #onInvalidationError: (err: unknown) => void;
+  readonly #lookAside: LookAside;
 
   constructor(opts: ObjectStoreOptions) {
     this.#router = opts.router;
     this.#now = opts.now ?? Date.now;
     this.#cache = opts.cache;
-    this.#near = opts.near;
-    this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+    this.#lookAside = opts.lookAside;
   }
 
-  /**
-   * Tombstones the cached copies after a commit, then records them in the invalidation log (which
-   * every gateway's L1 obeys): in that order, so no gateway refills L1 from a stale memcached.
-   * Never fails the write that already committed.
-   */
+  /** Tombstones the cached copies after a commit (memcached, then the invalidation log). Never throws. */
   async #invalidate(ids: readonly bigint[], ctx: OpContext): Promise<void> {
-    if (ids.length === 0) return;
-    const keys = ids.map(objectCacheKey);
-    if (this.#cache) {
-      try {
-        await this.#cache.invalidate(keys, ctx.cache);
-      } catch (err) {
-        ctx.cache?.error('memcached');
-        this.#onInvalidationError(err);
-      }
-    }
-    if (this.#near) {
-      ctx.cache?.roundTrip('redis');
-      try {
-        await this.#near.append(keys);
-      } catch (err) {
-        ctx.cache?.error('redis');
-        this.#onInvalidationError(err);
-      }
-    }
-  }
-
-  /** This operation's L1 view (one read barrier, shared by the operation's reads), if it reads L1. */
-  #view(ctx: OpContext): Promise<NearView | undefined> | undefined {
-    if (!this.#near || !ctx.near) return undefined;
-    return (ctx.near.view ??= this.#near.view(ctx.cache));
+    const cache = this.#cache;
+    await this.#lookAside.invalidate(
+      ctx,
+      ids.map(objectCacheKey),
+      cache ? { layer: 'memcached', run: (keys) => cache.invalidate(keys, ctx.cache) } : undefined,
+    );
   }
 
   /**
@@ -198,28 +170,23 @@ export class ObjectStore {
    * that need it.
    */
   async getManySettled(ids: readonly bigint[], ctx: OpContext = {}): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
-    const unique = [...new Set(ids)];
-    const viewing = this.#view(ctx);
-    const view = viewing && (await viewing);
-    if (!view || unique.length === 0) return this.#getManyShared(unique, ctx);
-    // L1 first: decoded objects, no round trip.
-    const near = this.#near!.near;
     const found = new Map<bigint, StoredObject>();
-    const rest: bigint[] = [];
-    for (const id of unique) {
-      const o = near.get(view, objectCacheKey(id), 'o') as StoredObject | undefined;
-      if (o !== undefined) found.set(id, o);
-      else rest.push(id);
-    }
-    ctx.cache?.hits('local', found.size);
-    ctx.cache?.misses('local', rest.length);
-    if (rest.length === 0) return { found, failed: new Map() };
-    const shared = await this.#getManyShared(rest, ctx);
-    for (const [id, o] of shared.found) {
-      found.set(id, o);
-      near.fill(view, objectCacheKey(id), 'o', o);
-    }
-    return { found, failed: shared.failed };
+    let failed = new Map<bigint, unknown>();
+    await this.#lookAside.read<bigint, StoredObject>(
+      ctx,
+      [...new Set(ids)],
+      (id) => ({ key: objectCacheKey(id), field: 'o' }),
+      (id, o) => found.set(id, o),
+      async (misses, fill) => {
+        const shared = await this.#getManyShared(misses, ctx);
+        for (const [id, o] of shared.found) {
+          found.set(id, o);
+          fill(id, o);
+        }
+        failed = shared.failed;
+      },
+    );
+    return { found, failed };
   }
 
   /** memcached, then MySQL for its misses (filled back): the shared layers under L1. */

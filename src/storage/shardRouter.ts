@@ -35,9 +35,18 @@ export interface Tx {
 }
 
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
-  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN',
-  'ER_LOCK_WAIT_TIMEOUT', 'ER_QUERY_INTERRUPTED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_QUERY_INTERRUPTED',
 ]);
 
 /**
@@ -50,11 +59,21 @@ function translate(err: unknown, shards: readonly number[]): unknown {
   const errno = (err as { errno?: unknown }).errno;
   const isTimeout = err instanceof Error && /timeout/i.test(err.message) && (err as { fatal?: boolean }).fatal !== false;
   if ((typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || isTimeout) {
-    return new ShardqlError('SHARD_UNAVAILABLE', `Shard ${shards.length === 1 ? shards[0] : shards.join(', ')} is unavailable; retry later`, { shards: [...shards] }, { cause: err });
+    return new ShardqlError(
+      'SHARD_UNAVAILABLE',
+      `Shard ${shards.length === 1 ? shards[0] : shards.join(', ')} is unavailable; retry later`,
+      { shards: [...shards] },
+      { cause: err },
+    );
   }
   if (errno === 1290 || errno === 1836) {
     // ER_OPTION_PREVENTS_STATEMENT / ER_READ_ONLY_MODE: the server is read-only (a replica or a demoted primary).
-    return new ShardqlError('SHARD_UNAVAILABLE', `Shard ${shards.join(', ')} is read-only right now; retry later`, { shards: [...shards], readOnly: true }, { cause: err });
+    return new ShardqlError(
+      'SHARD_UNAVAILABLE',
+      `Shard ${shards.join(', ')} is read-only right now; retry later`,
+      { shards: [...shards], readOnly: true },
+      { cause: err },
+    );
   }
   return err;
 }
@@ -159,7 +178,11 @@ export class ShardRouter {
     if (ctx.deadline === undefined || !/^\s*\(?\s*SELECT\s/i.test(sql)) return timeout;
     const left = ctx.deadline - Date.now();
     if (left <= 0) {
-      throw new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time before reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`, { shards: [...shards] });
+      throw new ShardqlError(
+        'REQUEST_TIMEOUT',
+        `The request ran out of time before reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`,
+        { shards: [...shards] },
+      );
     }
     return Math.min(timeout, Math.ceil(left));
   }
@@ -176,8 +199,19 @@ export class ShardRouter {
       ctx.stats?.record(host, shards, 0);
       const e = this.#translate(err, host, shards);
       // A read cut short by the request's deadline (its timeout was clamped to it), not by the host: say so.
-      if (ctx.deadline !== undefined && timeout < (this.#opts.queryTimeoutMs ?? 5000) && Date.now() >= ctx.deadline && e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE') {
-        throw new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time while reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`, { shards: [...shards] }, { cause: err });
+      if (
+        ctx.deadline !== undefined &&
+        timeout < (this.#opts.queryTimeoutMs ?? 5000) &&
+        Date.now() >= ctx.deadline &&
+        e instanceof ShardqlError &&
+        e.code === 'SHARD_UNAVAILABLE'
+      ) {
+        throw new ShardqlError(
+          'REQUEST_TIMEOUT',
+          `The request ran out of time while reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`,
+          { shards: [...shards] },
+          { cause: err },
+        );
       }
       throw e;
     }
@@ -217,7 +251,8 @@ export class ShardRouter {
     }
     // Waiting for a connection can outlast a topology swap: a shard paused (or moved) meanwhile is not written here.
     const moved = (): number | undefined => shards.find((s) => this.topology.isPaused(s) || this.topology.hostOfShard(s) !== host);
-    const paused = (s: number): ShardqlError => new ShardqlError('WRITES_PAUSED', `Writes to shard ${s} are paused for maintenance; retry shortly`, { shards: [s] });
+    const paused = (s: number): ShardqlError =>
+      new ShardqlError('WRITES_PAUSED', `Writes to shard ${s} are paused for maintenance; retry shortly`, { shards: [s] });
     const movedNow = moved();
     if (movedNow !== undefined) {
       conn.release();

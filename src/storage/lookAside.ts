@@ -1,0 +1,86 @@
+import type { CacheLayer } from '../cache/cacheStats.ts';
+import type { InvalidationLog } from '../cache/invalidationLog.ts';
+import type { OpContext } from './sqlStats.ts';
+
+/** Where an item lives in the in-process cache: its invalidation key and a field inside it. */
+export interface NearSlot {
+  readonly key: string;
+  readonly field: string;
+}
+
+/**
+ * The look-aside both stores share: the in-process layer (L1) in front of a shared layer
+ * (memcached for objects, Redis for pages and counts) in front of MySQL, and the invalidation
+ * that keeps all of them true after a write. A store says where an item lives and how to read
+ * misses below L1; this class does the probe, the fill and the invalidation order.
+ */
+export class LookAside {
+  readonly #log: InvalidationLog | undefined;
+  readonly #onInvalidationError: (layer: CacheLayer, err: unknown) => void;
+
+  constructor(opts: { log?: InvalidationLog | undefined; onInvalidationError?: (layer: CacheLayer, err: unknown) => void }) {
+    this.#log = opts.log;
+    this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+  }
+
+  /**
+   * Reads items through L1: those found are handed to `found`; the rest go to `below` (the shared
+   * layer and MySQL), whose answers it passes to `fill` to be stored in L1 under the operation's
+   * view. Without a view (no L1, or Redis cannot give one) every item goes below.
+   */
+  async read<T, V>(
+    ctx: OpContext,
+    items: readonly T[],
+    slot: (item: T) => NearSlot,
+    found: (item: T, value: V) => void,
+    below: (misses: readonly T[], fill: (item: T, value: V) => void) => Promise<void>,
+  ): Promise<void> {
+    const view = this.#log && ctx.near && items.length > 0 ? await (ctx.near.view ??= this.#log.view(ctx.cache)) : undefined;
+    if (!view) return below(items, () => undefined);
+    const near = this.#log!.near;
+    const misses: T[] = [];
+    for (const item of items) {
+      const s = slot(item);
+      const v = near.get(view, s.key, s.field);
+      if (v !== undefined) found(item, v as V);
+      else misses.push(item);
+    }
+    ctx.cache?.hits('local', items.length - misses.length);
+    ctx.cache?.misses('local', misses.length);
+    if (misses.length === 0) return;
+    await below(misses, (item, value) => {
+      const s = slot(item);
+      near.fill(view, s.key, s.field, value);
+    });
+  }
+
+  /**
+   * After a commit: the shared layer first, then the log every gateway's L1 obeys — in that order,
+   * so no gateway refills its L1 from a stale shared copy. Never fails the committed write; a
+   * failure is reported (and each layer replays its own failed invalidations).
+   */
+  async invalidate(
+    ctx: OpContext,
+    keys: readonly string[],
+    shared?: { readonly layer: CacheLayer; readonly run: (keys: readonly string[]) => Promise<void> },
+  ): Promise<void> {
+    if (keys.length === 0) return;
+    if (shared) {
+      try {
+        await shared.run(keys);
+      } catch (err) {
+        ctx.cache?.error(shared.layer);
+        this.#onInvalidationError(shared.layer, err);
+      }
+    }
+    if (this.#log) {
+      ctx.cache?.roundTrip('redis');
+      try {
+        await this.#log.append(keys);
+      } catch (err) {
+        ctx.cache?.error('redis');
+        this.#onInvalidationError('redis', err);
+      }
+    }
+  }
+}
