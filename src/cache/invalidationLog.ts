@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CacheStats } from './cacheStats.ts';
+import { withTimeout } from './withTimeout.ts';
 import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts';
 
 /**
@@ -56,16 +57,6 @@ type Scripted = Redis & {
   shardqlInvAppend(k1: string, k2: string, k3: string, entry: string, max: number, epoch: string): Promise<number>;
   shardqlInvBarrier(k1: string, k2: string, k3: string, last: number, epoch: string, fresh: string): Promise<[string, number, number, string[]?]>;
 };
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('cache timeout')), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
-}
 
 const newEpoch = (): string => randomBytes(8).toString('hex');
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
+import { withTimeout } from './withTimeout.ts';
 
 /**
  * The Redis layer (mapping pages and counts). Each list — one direction of one mapping for one
@@ -44,16 +45,6 @@ export interface ListField {
 /** What a reader saw before reading MySQL: the generation its fill must still match ('' = none). */
 export type ListToken = string;
 
-function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('cache timeout')), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
-}
-
 export class RedisLists {
   readonly #redis: Redis;
   readonly #ttlMs: number;
@@ -85,7 +76,7 @@ export class RedisLists {
     try {
       const pipe = this.#redis.pipeline();
       for (const f of fields) pipe.hmget(f.list, GEN, f.field);
-      const results = (await timeout(pipe.exec(), this.#timeoutMs)) ?? [];
+      const results = (await withTimeout(pipe.exec(), this.#timeoutMs)) ?? [];
       fields.forEach((_f, i) => {
         const [err, res] = results[i] ?? [new Error('no reply'), null];
         if (err) return;
@@ -116,7 +107,7 @@ export class RedisLists {
         newGen.set(e.field.list, gen);
         pipe.shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, gen);
       }
-      await timeout(pipe.exec(), this.#timeoutMs);
+      await withTimeout(pipe.exec(), this.#timeoutMs);
     } catch {
       this.#breaker.failed();
       stats?.error('redis');
@@ -141,7 +132,7 @@ export class RedisLists {
     stats?.roundTrip('redis');
     const pipe = this.#redis.pipeline() as unknown as { shardqlInvalidate(...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
     for (const l of [...new Set(lists)]) pipe.shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs);
-    const results = await timeout(pipe.exec(), this.#timeoutMs);
+    const results = await withTimeout(pipe.exec(), this.#timeoutMs);
     const failed = (results ?? []).find(([err]) => err);
     if (failed) throw failed[0];
   }

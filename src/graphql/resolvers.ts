@@ -54,6 +54,12 @@ function idem(ctx: GatewayContext, info: GraphQLResolveInfo): { idempotencyKey?:
   return ctx.idempotencyKey === undefined ? {} : { idempotencyKey: `${ctx.idempotencyKey}:${info.path.key}` };
 }
 
+/** A two-sided relation mutation: the viewer and one object ID argument of the given type. */
+const relation =
+  (write: 'likePin' | 'unlikePin' | 'followUser' | 'unfollowUser' | 'followBoard' | 'unfollowBoard', argument: string, type: ObjectType) =>
+  (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+    ctx.writes[write](ctx.viewerId, id(ctx, args[argument], type), ctx.op, idem(ctx, info));
+
 const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
 
 /**
@@ -128,18 +134,12 @@ export const resolvers = {
       const commentId = id(ctx, args.id, 'comment');
       return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op, idem(ctx, info)));
     },
-    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
-    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    likePin: relation('likePin', 'pinId', 'pin'),
+    unlikePin: relation('unlikePin', 'pinId', 'pin'),
+    followUser: relation('followUser', 'userId', 'user'),
+    unfollowUser: relation('unfollowUser', 'userId', 'user'),
+    followBoard: relation('followBoard', 'boardId', 'board'),
+    unfollowBoard: relation('unfollowBoard', 'boardId', 'board'),
   },
 
   Node: {
