@@ -3,7 +3,7 @@
  * scenario, on the benchmark's own local stack.
  *
  *   tsx bench/run.ts [--quick] [--json FILE] [--users N | --scale K] [--shards N] [--seed N]
- *                    [--connections N] [--warm S] [--scenarios a,b] [--systems ours,flat]
+ *                    [--connections N] [--warm S] [--warmup S] [--scenarios a,b] [--systems ours,flat]
  *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS]
  *
  * 1. brings up `.stack-bench` (or uses it running), publishes the slot's topology (64 shards over 2
@@ -12,9 +12,9 @@
  *    the SQL round trips), the N+1 gateway, the in-memory floor and the flat one-database baseline;
  * 3. per scenario, per phase, per system in turn — interleaved, so machine noise hits all alike:
  *    cold = caches flushed and the system restarted, then a first pass (every distinct request of
- *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = HTTP load
- *    with autocannon (fixed connections and duration) from a child process, then a sample of
- *    requests for their cost and to compare every baseline's answers with ours;
+ *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = a discarded
+ *    warm-up run, then HTTP load with autocannon (fixed connections and duration) from a child
+ *    process, then a sample of requests for their cost and to compare every baseline's answers with ours;
  * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -46,6 +46,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     connections: { type: 'string' },
     warm: { type: 'string' },
+    warmup: { type: 'string' },
     scenarios: { type: 'string' },
     systems: { type: 'string' },
     'stack-dir': { type: 'string' },
@@ -58,6 +59,10 @@ const { values: args } = parseArgs({
 const quick = args.quick ?? false;
 const connections = Number(args.connections ?? 8);
 const warmSec = Number(args.warm ?? (quick ? 2 : 10));
+// The cold pass leaves each system freshly restarted (JIT, pools, document cache barely started):
+// measured from there, warm read 10–15% below steady state, and unevenly across systems.
+const warmupSec = Number(args.warmup ?? (quick ? 1 : 3));
+if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, got ${args.warmup}`);
 const sampleCount = quick ? 4 : 8;
 const cacheTimeoutMs = args['cache-timeout-ms'] === undefined ? undefined : Number(args['cache-timeout-ms']);
 const stackDir = resolve(args['stack-dir'] ?? DEFAULT_BENCH_STACK);
@@ -241,6 +246,7 @@ async function main(): Promise<void> {
           let run: DriverResult;
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
+          if (phase === 'warm' && warmupSec > 0) await driver.run({ url: sys.url, connections, durationSec: warmupSec, streams });
           const before = await probe.counters();
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
@@ -308,6 +314,7 @@ async function main(): Promise<void> {
         connections,
         cold: 'first pass: every distinct request of the scenario once, after a restart with empty caches',
         warmSeconds: warmSec,
+        warmupSeconds: warmupSec,
         samplesPerRun: sampleCount,
         hosts: stack.info.mysql.hosts.length,
         shards: slot.shards,
@@ -323,12 +330,12 @@ async function main(): Promise<void> {
       scenarios: results,
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
-        'cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled. The MariaDB buffer pools are never restarted',
+        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load (same streams, same number of connections) whose results are discarded (steady state for every system alike). The MariaDB buffer pools are never restarted`,
         'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
         'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
         'flat: one query per level (a list and its objects in one JOIN, counts as columns); the home feed is one JOIN + UNION over follows, board follows and pins, sorted by the database',
-        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
+        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm (after ${warmupSec} s warm-up) per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
       ],
       totalSeconds: Math.round((Date.now() - started) / 1000),
     };
@@ -336,7 +343,7 @@ async function main(): Promise<void> {
     const table = formatTable(report);
     process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
     process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
-    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon; ${connections} connections; ratios are ours ÷ baseline\n`);
+    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up; ${connections} connections; ratios are ours ÷ baseline\n`);
     process.stdout.write(`${table}\n\ntotal ${report.totalSeconds} s\n`);
 
     const resultsDir = join(ROOT, 'bench/results');
