@@ -4,7 +4,7 @@
  *
  *   tsx bench/run.ts [--quick] [--json FILE] [--users N | --scale K] [--shards N] [--seed N]
  *                    [--connections N] [--warm S] [--warmup S] [--scenarios a,b] [--systems ours,flat]
- *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS]
+ *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS] [--no-profile]
  *
  * 1. brings up `.stack-bench` (or uses it running), publishes the slot's topology (64 shards over 2
  *    hosts by default; 16 in --quick), provisions and loads the synthetic data set if missing;
@@ -15,6 +15,7 @@
  *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = a discarded
  *    warm-up run, then HTTP load with autocannon (fixed connections and duration) from a child
  *    process, then a sample of requests for their cost and to compare every baseline's answers with ours;
+ *    ours' measured warm run is CPU-profiled in-process (bench/profile.ts) unless --no-profile;
  * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -31,6 +32,7 @@ import { baselineSchema } from './baselines/source.ts';
 import { CacheProbe } from './caches.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
 import { datasetChoice } from './load.ts';
+import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
 import { firstDifference, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
@@ -53,6 +55,7 @@ const { values: args } = parseArgs({
     'keep-stack': { type: 'boolean', default: false },
     'force-load': { type: 'boolean', default: false },
     'cache-timeout-ms': { type: 'string' },
+    'no-profile': { type: 'boolean', default: false },
   },
 });
 
@@ -64,6 +67,7 @@ const warmSec = Number(args.warm ?? (quick ? 2 : 10));
 const warmupSec = Number(args.warmup ?? (quick ? 1 : 3));
 if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, got ${args.warmup}`);
 const sampleCount = quick ? 4 : 8;
+const profiling = !(args['no-profile'] ?? false);
 const cacheTimeoutMs = args['cache-timeout-ms'] === undefined ? undefined : Number(args['cache-timeout-ms']);
 const stackDir = resolve(args['stack-dir'] ?? DEFAULT_BENCH_STACK);
 const dedicatedStack = stackDir === DEFAULT_BENCH_STACK;
@@ -240,6 +244,7 @@ async function main(): Promise<void> {
       const chains: DriverRequest[][] = await Promise.all(s.pass.map((chain) => Promise.all(chain.map((r) => toDriver(r, { 'x-shardql-cost': '1' })))));
       const phases = {} as Record<Phase, PhaseResult>;
       const warmSamples = new Map<SystemKey, Sampled>();
+      let profile: ProfileSummary | undefined;
       for (const phase of ['cold', 'warm'] as const) {
         const measured: Partial<Record<SystemKey, Measurement>> = {};
         for (const sys of systems) {
@@ -255,7 +260,9 @@ async function main(): Promise<void> {
             run = await driver.pass({ url: sys.url, connections, chains });
             costs = perRequest(run.cost ?? NO_COST);
           } else {
+            const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT) : undefined;
             run = await driver.run({ url: sys.url, connections, durationSec: warmSec, streams });
+            if (profiler) profile = await profiler.stop();
           }
           const after = await probe.counters();
           if (phase === 'warm') {
@@ -302,7 +309,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < mine.data.length && !diff; i++) diff = firstDifference(mine.data[i], other.data[i]);
         consistency[key as Exclude<SystemKey, 'ours'>] = diff ? `differs at ${diff}` : 'same';
       }
-      results.push({ key: s.key, title: s.title, phases, consistency });
+      results.push({ key: s.key, title: s.title, phases, consistency, ...(profile ? { profile } : {}) });
     }
 
     const report: BenchReport = {
@@ -315,6 +322,7 @@ async function main(): Promise<void> {
         cold: 'first pass: every distinct request of the scenario once, after a restart with empty caches',
         warmSeconds: warmSec,
         warmupSeconds: warmupSec,
+        profileIntervalUs: profiling ? SAMPLING_INTERVAL_US : null,
         samplesPerRun: sampleCount,
         hosts: stack.info.mysql.hosts.length,
         shards: slot.shards,
@@ -335,6 +343,9 @@ async function main(): Promise<void> {
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
         'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
         'flat: one query per level (a list and its objects in one JOIN, counts as columns); the home feed is one JOIN + UNION over follows, board follows and pins, sorted by the database',
+        profiling
+          ? `profile: ours' measured warm run only, a V8 CPU profile of this whole process (the other systems idle meanwhile) sampled every ${SAMPLING_INTERVAL_US} µs; self time by package or category and by project file, in percent of non-idle samples; GC = main-thread GC pauses (PerformanceObserver 'gc') ÷ process CPU time (all threads) and ÷ wall time. PROFILE_OVERHEAD`
+          : 'profile: off (--no-profile)',
         `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm (after ${warmupSec} s warm-up) per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
       ],
       totalSeconds: Math.round((Date.now() - started) / 1000),
