@@ -12,9 +12,10 @@
  *    the SQL round trips), the N+1 gateway, the in-memory floor and the flat one-database baseline;
  * 3. per scenario, per phase, per system in turn — interleaved, so machine noise hits all alike:
  *    cold = caches flushed and the system restarted, then a first pass (every distinct request of
- *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = a discarded
- *    warm-up run, then HTTP load with autocannon (fixed connections and duration) from a child
- *    process, then a sample of requests for their cost and to compare every baseline's answers with ours;
+ *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = HTTP load
+ *    with autocannon (fixed connections and duration, after a discarded warm-up on the same
+ *    connections) from a child process, then a sample of requests for their cost and to compare
+ *    every baseline's answers with ours;
  *    ours' measured warm run is CPU-profiled in-process (bench/profile.ts) unless --no-profile;
  * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
  */
@@ -22,6 +23,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { cpus, freemem, release, totalmem, type as osType } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import type { GatewayConfig } from '../src/config.ts';
@@ -251,8 +253,7 @@ async function main(): Promise<void> {
           let run: DriverResult;
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
-          if (phase === 'warm' && warmupSec > 0) await driver.run({ url: sys.url, connections, durationSec: warmupSec, streams });
-          const before = await probe.counters();
+          let before = await probe.counters();
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
             if (sys.usesStackCaches && dedicatedStack) await probe.flush();
@@ -260,8 +261,13 @@ async function main(): Promise<void> {
             run = await driver.pass({ url: sys.url, connections, chains });
             costs = perRequest(run.cost ?? NO_COST);
           } else {
+            const running = driver.run({ url: sys.url, connections, warmupSec, durationSec: warmSec, streams });
+            running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+            // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
+            await sleep(warmupSec * 1000);
+            before = await probe.counters();
             const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT) : undefined;
-            run = await driver.run({ url: sys.url, connections, durationSec: warmSec, streams });
+            run = await running;
             if (profiler) profile = await profiler.stop();
           }
           const after = await probe.counters();
@@ -338,7 +344,7 @@ async function main(): Promise<void> {
       scenarios: results,
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
-        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load (same streams, same number of connections) whose results are discarded (steady state for every system alike). The MariaDB buffer pools are never restarted`,
+        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too). The MariaDB buffer pools are never restarted`,
         'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
         'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
