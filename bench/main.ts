@@ -264,9 +264,11 @@ async function main(): Promise<void> {
             const running = driver.run({ url: sys.url, connections, warmupSec, durationSec: warmSec, streams });
             running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
             // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
+            // This process serves ours: under its load these timers run late, so ours' profile window
+            // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
             await sleep(warmupSec * 1000);
-            before = await probe.counters();
             const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT) : undefined;
+            before = await probe.counters();
             run = await running;
             if (profiler) profile = await profiler.stop();
           }
