@@ -6,7 +6,9 @@
  *
  * Each connection replays one request stream in a loop (stream i % streams.length): a read scenario
  * rotates its requests so connections do not march in step; the mutation mix gives each connection
- * its own viewer. Latencies are kept exactly (µs), not from autocannon's 1 ms histogram.
+ * its own viewer. Latencies are kept exactly (µs), not from autocannon's 1 ms histogram. A run may
+ * start with a warm-up: the same load on the same connections, without a pause, whose answers
+ * count for nothing.
  *
  * A "pass" (the cold phase) is not autocannon: every distinct request exactly once, a fixed number
  * in flight (a chain of requests, e.g. one viewer's like then unlike, stays on one connection),
@@ -22,7 +24,13 @@ export interface DriverRequest {
 export interface DriverRun {
   readonly url: string;
   readonly connections: number;
+  /** Measured seconds, after the warm-up. */
   readonly durationSec: number;
+  /**
+   * Seconds of load before the measured ones. One continuous run rather than two: requests
+   * abandoned at the end of a separate warm-up run would still be executing in the measured one.
+   */
+  readonly warmupSec?: number;
   /** Connection i loops over streams[i % streams.length]. */
   readonly streams: readonly (readonly DriverRequest[])[];
 }
@@ -104,14 +112,21 @@ export async function runLoad(run: DriverRun): Promise<DriverResult> {
   const latencies: number[] = [];
   let next = 0;
   let firstErrorBody: string | undefined;
+  let errors = 0;
+  let timeouts = 0;
+  let non2xx = 0;
+  let graphqlErrors = 0;
   const streams = run.streams.map((s) => s.map((r) => ({ method: 'POST' as const, path: '/graphql', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body })));
-  const started = Date.now();
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+  const warmupSec = run.warmupSec ?? 0;
+  const measureFrom = Date.now() + warmupSec * 1000;
+  // autocannon's totals cover the warm-up too: the measured window's are counted here.
+  const measuring = (): boolean => Date.now() >= measureFrom;
+  await new Promise<void>((resolve, reject) => {
     const instance = autocannon(
       {
         url: run.url,
         connections: run.connections,
-        duration: run.durationSec,
+        duration: warmupSec + run.durationSec,
         pipelining: 1,
         timeout: 30,
         requests: streams[0]!,
@@ -122,20 +137,30 @@ export async function runLoad(run: DriverRun): Promise<DriverResult> {
         verifyBody: (raw) => {
           const body = typeof raw === 'string' ? raw : raw === undefined ? '' : raw.toString('utf8');
           const ok = !body.includes('"errors":');
-          if (!ok && firstErrorBody === undefined) firstErrorBody = body.slice(0, 500);
+          if (!ok && measuring()) {
+            graphqlErrors++;
+            firstErrorBody ??= body.slice(0, 500);
+          }
           return ok;
         },
       },
-      (err, res) => (err ? reject(err) : resolve(res)),
+      (err) => (err ? reject(err) : resolve()),
     );
-    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+    instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+      if (!measuring()) return;
       latencies.push(responseTime);
+      if (status < 200 || status > 299) non2xx++;
+    });
+    instance.on('reqError', (err: Error) => {
+      if (!measuring()) return;
+      errors++;
+      if (err.message === 'request timed out') timeouts++;
     });
   });
-  const durationMs = Date.now() - started;
+  const durationMs = Date.now() - measureFrom;
   const sorted = Float64Array.from(latencies).sort();
   const mean = latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : 0;
-  const requests = result.requests.total;
+  const requests = latencies.length;
   return {
     requests,
     durationMs,
@@ -144,10 +169,10 @@ export async function runLoad(run: DriverRun): Promise<DriverResult> {
     p90Ms: percentile(sorted, 0.9),
     p99Ms: percentile(sorted, 0.99),
     meanMs: mean,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non2xx: result.non2xx,
-    graphqlErrors: result.mismatches,
+    errors,
+    timeouts,
+    non2xx,
+    graphqlErrors,
     ...(firstErrorBody !== undefined ? { firstErrorBody } : {}),
   };
 }

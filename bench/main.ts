@@ -3,8 +3,8 @@
  * scenario, on the benchmark's own local stack.
  *
  *   tsx bench/run.ts [--quick] [--json FILE] [--users N | --scale K] [--shards N] [--seed N]
- *                    [--connections N] [--warm S] [--scenarios a,b] [--systems ours,flat]
- *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS]
+ *                    [--connections N] [--warm S] [--warmup S] [--scenarios a,b] [--systems ours,flat]
+ *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS] [--no-profile]
  *
  * 1. brings up `.stack-bench` (or uses it running), publishes the slot's topology (64 shards over 2
  *    hosts by default; 16 in --quick), provisions and loads the synthetic data set if missing;
@@ -13,14 +13,17 @@
  * 3. per scenario, per phase, per system in turn — interleaved, so machine noise hits all alike:
  *    cold = caches flushed and the system restarted, then a first pass (every distinct request of
  *    the scenario once, 8 in flight, each answer's extensions.cost collected); warm = HTTP load
- *    with autocannon (fixed connections and duration) from a child process, then a sample of
- *    requests for their cost and to compare every baseline's answers with ours;
+ *    with autocannon (fixed connections and duration, after a discarded warm-up on the same
+ *    connections) from a child process, then a sample of requests for their cost and to compare
+ *    every baseline's answers with ours;
+ *    ours' measured warm run is CPU-profiled in-process (bench/profile.ts) unless --no-profile;
  * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { cpus, freemem, release, totalmem, type as osType } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import type { GatewayConfig } from '../src/config.ts';
@@ -31,6 +34,7 @@ import { baselineSchema } from './baselines/source.ts';
 import { CacheProbe } from './caches.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
 import { datasetChoice } from './load.ts';
+import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
 import { firstDifference, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
@@ -46,19 +50,26 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     connections: { type: 'string' },
     warm: { type: 'string' },
+    warmup: { type: 'string' },
     scenarios: { type: 'string' },
     systems: { type: 'string' },
     'stack-dir': { type: 'string' },
     'keep-stack': { type: 'boolean', default: false },
     'force-load': { type: 'boolean', default: false },
     'cache-timeout-ms': { type: 'string' },
+    'no-profile': { type: 'boolean', default: false },
   },
 });
 
 const quick = args.quick ?? false;
 const connections = Number(args.connections ?? 8);
 const warmSec = Number(args.warm ?? (quick ? 2 : 10));
+// The cold pass leaves each system freshly restarted (JIT, pools, document cache barely started):
+// measured from there, warm read 10–15% below steady state, and unevenly across systems.
+const warmupSec = Number(args.warmup ?? (quick ? 1 : 3));
+if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, got ${args.warmup}`);
 const sampleCount = quick ? 4 : 8;
+const profiling = !(args['no-profile'] ?? false);
 const cacheTimeoutMs = args['cache-timeout-ms'] === undefined ? undefined : Number(args['cache-timeout-ms']);
 const stackDir = resolve(args['stack-dir'] ?? DEFAULT_BENCH_STACK);
 const dedicatedStack = stackDir === DEFAULT_BENCH_STACK;
@@ -235,13 +246,14 @@ async function main(): Promise<void> {
       const chains: DriverRequest[][] = await Promise.all(s.pass.map((chain) => Promise.all(chain.map((r) => toDriver(r, { 'x-shardql-cost': '1' })))));
       const phases = {} as Record<Phase, PhaseResult>;
       const warmSamples = new Map<SystemKey, Sampled>();
+      let profile: ProfileSummary | undefined;
       for (const phase of ['cold', 'warm'] as const) {
         const measured: Partial<Record<SystemKey, Measurement>> = {};
         for (const sys of systems) {
           let run: DriverResult;
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
-          const before = await probe.counters();
+          let before = await probe.counters();
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
             if (sys.usesStackCaches && dedicatedStack) await probe.flush();
@@ -249,7 +261,16 @@ async function main(): Promise<void> {
             run = await driver.pass({ url: sys.url, connections, chains });
             costs = perRequest(run.cost ?? NO_COST);
           } else {
-            run = await driver.run({ url: sys.url, connections, durationSec: warmSec, streams });
+            const running = driver.run({ url: sys.url, connections, warmupSec, durationSec: warmSec, streams });
+            running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+            // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
+            // This process serves ours: under its load these timers run late, so ours' profile window
+            // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
+            await sleep(warmupSec * 1000);
+            const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT) : undefined;
+            before = await probe.counters();
+            run = await running;
+            if (profiler) profile = await profiler.stop();
           }
           const after = await probe.counters();
           if (phase === 'warm') {
@@ -296,7 +317,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < mine.data.length && !diff; i++) diff = firstDifference(mine.data[i], other.data[i]);
         consistency[key as Exclude<SystemKey, 'ours'>] = diff ? `differs at ${diff}` : 'same';
       }
-      results.push({ key: s.key, title: s.title, phases, consistency });
+      results.push({ key: s.key, title: s.title, phases, consistency, ...(profile ? { profile } : {}) });
     }
 
     const report: BenchReport = {
@@ -308,6 +329,8 @@ async function main(): Promise<void> {
         connections,
         cold: 'first pass: every distinct request of the scenario once, after a restart with empty caches',
         warmSeconds: warmSec,
+        warmupSeconds: warmupSec,
+        profileIntervalUs: profiling ? SAMPLING_INTERVAL_US : null,
         samplesPerRun: sampleCount,
         hosts: stack.info.mysql.hosts.length,
         shards: slot.shards,
@@ -323,12 +346,15 @@ async function main(): Promise<void> {
       scenarios: results,
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
-        'cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled. The MariaDB buffer pools are never restarted',
+        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too). The MariaDB buffer pools are never restarted`,
         'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
         'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
         'flat: one query per level (a list and its objects in one JOIN, counts as columns); the home feed is one JOIN + UNION over follows, board follows and pins, sorted by the database',
-        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
+        profiling
+          ? `profile: ours' measured warm run only, a V8 CPU profile of this whole process (the other systems idle meanwhile) sampled every ${SAMPLING_INTERVAL_US} µs; self time by package or category and by project file, in percent of non-idle samples; GC = main-thread GC pauses (PerformanceObserver 'gc') ÷ process CPU time (all threads) and ÷ wall time; pauses are wall time, so when the machine is short of CPU, GC ÷ CPU overstates and the (garbage collector) share of samples is the steadier view. Its cost, measured once (pin-detail, 2 s rounds alternately with and without the profile in one process, 2 cores shared with other work): ours' req/s 4–6% lower and CPU per request 7–9% higher (the sampler's thread included), at the edge of the run-to-run noise; --no-profile for numbers without it`
+          : 'profile: off (--no-profile)',
+        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm (after ${warmupSec} s warm-up) per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
       ],
       totalSeconds: Math.round((Date.now() - started) / 1000),
     };
@@ -336,7 +362,7 @@ async function main(): Promise<void> {
     const table = formatTable(report);
     process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
     process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
-    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon; ${connections} connections; ratios are ours ÷ baseline\n`);
+    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up; ${connections} connections; ratios are ours ÷ baseline\n`);
     process.stdout.write(`${table}\n\ntotal ${report.totalSeconds} s\n`);
 
     const resultsDir = join(ROOT, 'bench/results');

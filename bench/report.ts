@@ -1,4 +1,5 @@
 /** The benchmark report: its JSON shape and the terminal table. */
+import type { ProfileSummary, Share } from './profile.ts';
 import type { SystemKey } from './systems.ts';
 
 export type Phase = 'cold' | 'warm';
@@ -35,6 +36,8 @@ export interface ScenarioResult {
   readonly phases: Record<Phase, PhaseResult>;
   /** Per baseline: whether its answers equal ours on the sampled requests (reads only). */
   readonly consistency: Partial<Record<Exclude<SystemKey, 'ours'>, string>>;
+  /** Where ours spent its CPU during its measured warm run (absent with --no-profile). */
+  readonly profile?: ProfileSummary;
 }
 
 export interface BenchReport {
@@ -60,6 +63,17 @@ const times = (v: number | undefined): string => (v === undefined ? '' : !Number
 
 function row(cells: string[], widths: number[], right: boolean[]): string {
   return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+}
+
+const shares = (list: readonly Share[]): string => list.map((s) => `${s.name} ${s.pct.toFixed(s.pct >= 10 ? 0 : 1)}%`).join(' · ') || 'none';
+
+function profileLines(p: ProfileSummary): string[] {
+  const idle = p.samples > 0 ? p.idleSamples / p.samples : 0;
+  return [
+    `  profile  ours warm: GC ${pct(p.gcShareOfCpu)} of CPU (${pct(p.gcShareOfWall)} of wall) · CPU ${(p.cpuMs / 1000).toFixed(1)} s in ${(p.wallMs / 1000).toFixed(1)} s · ${p.samples} samples, ${pct(idle)} idle`,
+    `           ${shares(p.byPackage)}`,
+    `           ${shares(p.byFile)}`,
+  ];
 }
 
 /** The table printed at the end of a run. */
@@ -94,6 +108,7 @@ export function formatTable(report: BenchReport): string {
     for (const r of rows) out.push(`  ${row(r, widths, right)}`);
     const diffs = Object.entries(s.consistency).filter(([, v]) => v !== 'same');
     if (diffs.length > 0) out.push(`  answers differ from ours: ${diffs.map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    if (s.profile) out.push(...profileLines(s.profile));
   }
   return out.join('\n');
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- --quick`, once: the benchmark runs end to end on its own stack (.stack-bench,
  * never the tests' .stack) and its JSON report holds every scenario, with numbers for ours and
- * for every baseline, and the ratios.
+ * for every baseline, the ratios, and where ours spent its CPU in the warm run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +42,7 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
     assert.equal(report.mode, 'quick');
     assert.ok(report.machine.nproc, 'machine info');
+    assert.equal(report.config.warmupSeconds, 1);
     assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
     for (const s of report.scenarios) {
       for (const phase of ['cold', 'warm'] as const) {
@@ -62,6 +63,11 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
         }
       }
       for (const b of BASELINES) assert.ok(typeof s.consistency[b] === 'string', `${s.key}: consistency with ${b}`);
+      const prof = s.profile;
+      assert.ok(prof && prof.samples > prof.idleSamples && prof.cpuMs > 0, `${s.key}: ours profiled ${JSON.stringify(prof)?.slice(0, 300)}`);
+      assert.ok(prof.byFile.some((x) => x.name.startsWith('src/')), `${s.key}: self time in src/ files`);
+      const total = prof.byPackage.reduce((a, x) => a + x.pct, 0);
+      assert.ok(total > 50 && total <= 100.5, `${s.key}: top packages sum to ${total}%`);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

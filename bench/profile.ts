@@ -1,0 +1,147 @@
+/**
+ * Where the gateway spends its CPU during a measured warm run, so that every later change shows
+ * where time goes: a V8 CPU profile taken in this process (node:inspector), the GC pauses over the
+ * same window (PerformanceObserver 'gc') and the process's CPU time (process.cpuUsage()).
+ *
+ * The whole benchmark process is profiled, not only the gateway: while `ours` runs under load the
+ * other systems are idle and the harness only waits for the load generator, so nearly every
+ * sample is the gateway's. Harness files show up as `project:bench` should that ever change.
+ */
+import { Session } from 'node:inspector/promises';
+import { relative, sep } from 'node:path';
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+/** Every 1 ms: enough samples in a 2 s quick run, and a cost near the noise (see the note in bench/main.ts). */
+export const SAMPLING_INTERVAL_US = 1000;
+const TOP = 8;
+
+export interface Share {
+  readonly name: string;
+  /** Percent of the non-idle samples, one decimal. */
+  readonly pct: number;
+}
+
+export interface Attribution {
+  /** Samples taken, idle ones included. */
+  readonly samples: number;
+  readonly idleSamples: number;
+  /** Self time by package (`graphql`, `@apollo/server`) or category (`project:src`, `node:internal`, `(native)`, `(garbage collector)`, `(program)`, `other`). */
+  readonly byPackage: Share[];
+  /** Self time by project file (`src/cache/redisLists.ts`). */
+  readonly byFile: Share[];
+}
+
+export interface ProfileSummary extends Attribution {
+  /** Main-thread GC pauses ÷ process CPU time (all threads) over the window. */
+  readonly gcShareOfCpu: number;
+  readonly gcShareOfWall: number;
+  readonly gcMs: number;
+  readonly cpuMs: number;
+  readonly wallMs: number;
+  readonly intervalUs: number;
+}
+
+/** The part of a V8 CPU profile (Profiler.Profile, a .cpuprofile file) that attribution reads. */
+export interface CpuProfile {
+  readonly nodes: readonly { readonly callFrame: { readonly functionName: string; readonly url: string }; readonly hitCount?: number | undefined }[];
+}
+
+/**
+ * Where one frame's self time goes: its package or category, and its project file if it has one.
+ * `root` is the repository's absolute path.
+ */
+export function frameOwner(url: string, functionName: string, root: string): { category: string; file?: string } {
+  // V8's pseudo-frames (GC, native code outside JS, an idle event loop) and, without a URL either,
+  // Node's C++ bindings called from JS: socket writes (writev), the microtask queue, hashing. They
+  // weigh 20% of a warm run, too much to leave in `other`.
+  if (url === '') return { category: functionName.startsWith('(') ? functionName : '(native)' };
+  if (url.startsWith('node:') || url.startsWith('internal/')) return { category: 'node:internal' };
+  let path: string;
+  try {
+    // tsx serves project files as file:// URLs of the .ts source, sometimes with a query string.
+    path = url.startsWith('file:') ? fileURLToPath(url.replace(/[?#].*$/, '')) : url;
+  } catch {
+    return { category: 'other' };
+  }
+  if (!path.startsWith('/')) return { category: 'other' };
+  // The last node_modules segment names the package that owns the code, nested or hoisted alike.
+  const nm = path.lastIndexOf(`${sep}node_modules${sep}`);
+  if (nm >= 0) {
+    const [first, second] = path.slice(nm + `${sep}node_modules${sep}`.length).split(sep);
+    return { category: first?.startsWith('@') && second ? `${first}/${second}` : first || 'other' };
+  }
+  const rel = relative(root, path);
+  if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) return { category: 'other' };
+  const top = rel.includes(sep) ? rel.slice(0, rel.indexOf(sep)) : '.';
+  return { category: `project:${top}`, file: rel.split(sep).join('/') };
+}
+
+/** Self time of a profile by package/category and by project file, top 8 each, in percent of non-idle samples. */
+export function attribute(profile: CpuProfile, root: string): Attribution {
+  const byPackage = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  let samples = 0;
+  let idle = 0;
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits === 0) continue;
+    samples += hits;
+    const { category, file } = frameOwner(node.callFrame.url, node.callFrame.functionName, root);
+    if (category === '(idle)') {
+      idle += hits;
+      continue;
+    }
+    byPackage.set(category, (byPackage.get(category) ?? 0) + hits);
+    if (file !== undefined) byFile.set(file, (byFile.get(file) ?? 0) + hits);
+  }
+  const busy = samples - idle;
+  const top = (m: Map<string, number>): Share[] =>
+    [...m]
+      .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+      .slice(0, TOP)
+      .map(([name, hits]) => ({ name, pct: Math.round((hits / busy) * 1000) / 10 }));
+  return { samples, idleSamples: idle, byPackage: top(byPackage), byFile: top(byFile) };
+}
+
+/** Starts profiling this process; `stop()` ends the window and summarizes it. */
+export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_US): Promise<{ stop(): Promise<ProfileSummary> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+  await session.post('Profiler.start');
+  let gcMs = 0;
+  const count = (entries: readonly PerformanceEntry[]): void => {
+    for (const e of entries) gcMs += e.duration;
+  };
+  const gc = new PerformanceObserver((list) => count(list.getEntries()));
+  gc.observe({ entryTypes: ['gc'] });
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  return {
+    async stop() {
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      // GC entries reach the observer on a later turn of the event loop; those of the window's last
+      // turns still belong to it.
+      await new Promise((resolve) => setImmediate(resolve));
+      count(gc.takeRecords());
+      gc.disconnect();
+      const { profile } = await session.post('Profiler.stop');
+      await session.post('Profiler.disable');
+      session.disconnect();
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      const r3 = (v: number): number => Math.round(v * 1000) / 1000;
+      return {
+        gcShareOfCpu: cpuMs > 0 ? r3(gcMs / cpuMs) : 0,
+        gcShareOfWall: wallMs > 0 ? r3(gcMs / wallMs) : 0,
+        gcMs: Math.round(gcMs),
+        cpuMs: Math.round(cpuMs),
+        wallMs: Math.round(wallMs),
+        intervalUs,
+        ...attribute(profile, root),
+      };
+    },
+  };
+}
