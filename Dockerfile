@@ -18,4 +18,5 @@ ENV SHARDQL_HOST=0.0.0.0 \
 EXPOSE 4000
 
 # The CLI stops the gateway gracefully on SIGTERM (docker stop).
-CMD ["node", "--import", "tsx", "src/cli.ts", "serve"]
+# --max-semi-space-size: see bin/shardql (young-generation size; GC share of a warm request).
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "src/cli.ts", "serve"]

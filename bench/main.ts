@@ -339,6 +339,8 @@ async function main(): Promise<void> {
         stackDir,
         gatewayEnv: config.env,
         nodeEnv: process.env.NODE_ENV ?? null,
+        // Every system runs in this process: these flags apply to the gateway and the baselines alike.
+        nodeFlags: process.execArgv,
         gatewayCacheTimeoutMs: cacheTimeoutMs ?? 'default',
       },
       dataset: { slot: info.slot, reused, users: info.params.users, seed: info.params.seed, summary: info.summary, loadedAt: info.loadedAt, load: info.load ?? null },
