@@ -13,10 +13,10 @@
  *     before which this cache forgot which keys were invalidated).
  *
  *   const c = new NearCache();
- *   c.advance({ epoch: 'e1', seq: 7 });                 // view { seq: 7 }
- *   c.fill({ seq: 7, at }, 'o:42', 'o', obj);           // true
- *   c.advance({ epoch: 'e1', seq: 8, keys: ['o:42'] }); // o:42 dropped
- *   c.fill({ seq: 7, at }, 'o:42', 'o', old);           // false: invalidated at 8 > 7
+ *   const v7 = c.advance({ epoch: 'e1', seq: 7, keys: [] });
+ *   c.fill(v7, 'o', 42n, 'o', obj);                       // true
+ *   c.advance({ epoch: 'e1', seq: 8, keys: ['o:42'] });   // o:42 dropped
+ *   c.fill(v7, 'o', 42n, 'o', old);                       // false: invalidated at 8 > 7
  */
 
 /** A request's read position: the log position its barrier returned, and when (ms). */
@@ -54,10 +54,32 @@ interface Entry {
   readonly fields: Map<string, unknown>;
 }
 
+interface Invalidation {
+  readonly ns: string;
+  readonly id: bigint;
+  readonly seq: number;
+  readonly at: number;
+}
+
+/**
+ * An invalidation key of the log as (namespace, ID): `o:42` → ('o', 42n), `l:board_has_pins:7` →
+ * ('l:board_has_pins', 7n). Lookups are by bigint inside a namespace: a key string built per lookup
+ * cost a concatenation, a flattening and a hash each time (4× a bigint lookup, and garbage).
+ */
+export function splitKey(key: string): { ns: string; id: bigint } | undefined {
+  const i = key.lastIndexOf(':');
+  const tail = key.slice(i + 1);
+  if (i <= 0 || !/^[0-9]{1,20}$/.test(tail)) return undefined;
+  return { ns: key.slice(0, i), id: BigInt(tail) };
+}
+
 export class NearCache {
-  readonly #entries = new Map<string, Entry>();
-  /** Key → log position of its latest invalidation, in the order they happened (oldest first). */
-  readonly #invalidated = new Map<string, { seq: number; at: number }>();
+  readonly #entries = new Map<string, Map<bigint, Entry>>();
+  #size = 0;
+  /** Latest invalidation of each key (namespace → ID → record), and all of them in order, for pruning. */
+  readonly #invalidated = new Map<string, Map<bigint, Invalidation>>();
+  #queue: Invalidation[] = [];
+  #head = 0;
   readonly #maxEntries: number;
   readonly #maxAgeMs: number;
   readonly #memoryMs: number;
@@ -77,7 +99,7 @@ export class NearCache {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
   /** The position every invalidation up to which has been applied. */
@@ -122,33 +144,40 @@ export class NearCache {
   /** Forgets every entry (fills stay refused below the floor). */
   clear(): void {
     this.#entries.clear();
+    this.#size = 0;
     this.#invalidated.clear();
+    this.#queue = [];
+    this.#head = 0;
   }
 
-  /** A field of a key, or undefined when absent or too old. */
-  get(view: NearView, key: string, field: string): unknown {
-    const e = this.#entries.get(key);
+  /** A field of (namespace, id), or undefined when absent or too old. */
+  get(view: NearView, ns: string, id: bigint, field: string): unknown {
+    const byId = this.#entries.get(ns);
+    const e = byId?.get(id);
     if (e === undefined) return undefined;
     if (view.at - e.at > this.#maxAgeMs) {
-      this.#entries.delete(key);
+      byId!.delete(id);
+      this.#size--;
       return undefined;
     }
     return e.fields.get(field);
   }
 
   /** Stores a field read under `view`, unless the key was invalidated after the view's position. Returns whether it was stored. */
-  fill(view: NearView, key: string, field: string, value: unknown): boolean {
+  fill(view: NearView, ns: string, id: bigint, field: string, value: unknown): boolean {
     if (view.seq < this.#floor) return false;
-    const inv = this.#invalidated.get(key);
+    const inv = this.#invalidated.get(ns)?.get(id);
     if (inv !== undefined && inv.seq > view.seq) return false;
     const now = this.#now();
     // A view older than what the cache remembers could miss an invalidation it forgot.
     if (now - view.at > this.#memoryMs / 2) return false;
-    let e = this.#entries.get(key);
+    let byId = this.#entries.get(ns);
+    if (byId === undefined) this.#entries.set(ns, (byId = new Map()));
+    let e = byId.get(id);
     if (e === undefined) {
       e = { at: now, fields: new Map() };
-      this.#entries.set(key, e);
-      if (this.#entries.size > this.#maxEntries) this.#evict();
+      byId.set(id, e);
+      if (++this.#size > this.#maxEntries) this.#evict();
     }
     e.fields.set(field, value);
     return true;
@@ -156,29 +185,48 @@ export class NearCache {
 
   #drop(keys: readonly string[], seq: number, at: number): void {
     for (const k of keys) {
-      this.#entries.delete(k);
-      // Re-inserted at the end: the map stays in invalidation order for pruning.
-      this.#invalidated.delete(k);
-      this.#invalidated.set(k, { seq, at });
+      const key = splitKey(k);
+      if (key === undefined) continue;
+      const { ns, id } = key;
+      if (this.#entries.get(ns)?.delete(id)) this.#size--;
+      let byId = this.#invalidated.get(ns);
+      if (byId === undefined) this.#invalidated.set(ns, (byId = new Map()));
+      const rec: Invalidation = { ns, id, seq, at };
+      byId.set(id, rec);
+      this.#queue.push(rec);
     }
     this.#prune(at);
   }
 
   /** Forgets invalidations older than the memory window (or beyond its size), raising the floor past them. */
   #prune(now: number): void {
-    for (const [k, inv] of this.#invalidated) {
-      if (now - inv.at <= this.#memoryMs && this.#invalidated.size <= this.#maxRemembered) break;
-      this.#invalidated.delete(k);
-      this.#floor = Math.max(this.#floor, inv.seq);
+    while (this.#head < this.#queue.length) {
+      const rec = this.#queue[this.#head]!;
+      if (now - rec.at <= this.#memoryMs && this.#queue.length - this.#head <= this.#maxRemembered) break;
+      this.#head++;
+      const byId = this.#invalidated.get(rec.ns);
+      // A later invalidation of the same key has its own record further on: keep that one.
+      if (byId?.get(rec.id) === rec) byId.delete(rec.id);
+      this.#floor = Math.max(this.#floor, rec.seq);
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
     }
   }
 
+  /** Drops the oldest filled entries of the largest namespaces until the cache fits. */
   #evict(): void {
-    const excess = this.#entries.size - this.#maxEntries;
-    let i = 0;
-    for (const k of this.#entries.keys()) {
-      if (i++ >= excess) break;
-      this.#entries.delete(k);
+    while (this.#size > this.#maxEntries) {
+      let largest: Map<bigint, Entry> | undefined;
+      for (const byId of this.#entries.values()) if (!largest || byId.size > largest.size) largest = byId;
+      if (!largest) return;
+      let excess = Math.max(1, Math.min(largest.size, this.#size - this.#maxEntries));
+      for (const id of largest.keys()) {
+        if (excess-- <= 0) break;
+        largest.delete(id);
+        this.#size--;
+      }
     }
   }
 }

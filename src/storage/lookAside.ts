@@ -2,9 +2,13 @@ import type { CacheLayer } from '../cache/cacheStats.ts';
 import type { InvalidationLog } from '../cache/invalidationLog.ts';
 import type { OpContext } from './sqlStats.ts';
 
-/** Where an item lives in the in-process cache: its invalidation key and a field inside it. */
+/**
+ * Where an item lives in the in-process cache: the namespace and ID of its invalidation key
+ * (`o:42` → 'o', 42n; `l:board_has_pins:7` → 'l:board_has_pins', 7n) and a field inside it.
+ */
 export interface NearSlot {
-  readonly key: string;
+  readonly ns: string;
+  readonly id: bigint;
   readonly field: string;
 }
 
@@ -41,7 +45,7 @@ export class LookAside {
     const misses: T[] = [];
     for (const item of items) {
       const s = slot(item);
-      const v = near.get(view, s.key, s.field);
+      const v = near.get(view, s.ns, s.id, s.field);
       if (v !== undefined) found(item, v as V);
       else misses.push(item);
     }
@@ -50,7 +54,7 @@ export class LookAside {
     if (misses.length === 0) return;
     await below(misses, (item, value) => {
       const s = slot(item);
-      near.fill(view, s.key, s.field, value);
+      near.fill(view, s.ns, s.id, s.field, value);
     });
   }
 

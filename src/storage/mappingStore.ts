@@ -71,6 +71,14 @@ function listTag(req: PageRequest): string {
 /** The cache key of one list (one direction of one mapping, for one `from`): pages and count live in it. */
 export const listCacheKey = (tableName: MappingTable, from: bigint): string => `l:${tableName}:${from}`;
 
+/** The in-process cache's namespace of a mapping's lists (their IDs are the `from` of each). */
+const LIST_NAMESPACES = new Map<string, string>();
+const listNamespace = (tableName: MappingTable): string => {
+  let ns = LIST_NAMESPACES.get(tableName);
+  if (ns === undefined) LIST_NAMESPACES.set(tableName, (ns = `l:${tableName}`));
+  return ns;
+};
+
 interface PageRow {
   readonly to: bigint;
   readonly sequence: number;
@@ -86,6 +94,7 @@ interface PagePlan {
   readonly owner: boolean;
   readonly start: { readonly key: bigint; readonly id: bigint } | undefined;
   readonly cacheField: ListField;
+  readonly nearNs: string;
 }
 
 function planPage(req: PageRequest, i: number): PagePlan {
@@ -96,7 +105,14 @@ function planPage(req: PageRequest, i: number): PagePlan {
   const start = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
   // The page's identity inside its list: order, size, start position, time range.
   const field = `p:${owner ? 'o' : 't'}:${req.first}:${start ? `${start.key}:${start.id}` : ''}:${req.since ?? ''}:${req.until ?? ''}`;
-  return { req, i, owner, start: start ? { key: start.key, id: start.id } : undefined, cacheField: { list: listCacheKey(req.table, req.from), field } };
+  return {
+    req,
+    i,
+    owner,
+    start: start ? { key: start.key, id: start.id } : undefined,
+    cacheField: { list: listCacheKey(req.table, req.from), field },
+    nearNs: listNamespace(req.table),
+  };
 }
 
 /** The page's rows in its own order (UNION ALL promises none across parts), then edges with cursors. */
@@ -273,7 +289,10 @@ export class MappingStore {
     await this.#lookAside.read<ListItem, Page | number>(
       ctx,
       items,
-      (it) => (it.plan ? { key: it.plan.cacheField.list, field: it.plan.cacheField.field } : { key: listCacheKey(it.count.kind, it.count.id), field: 'n' }),
+      (it) =>
+        it.plan
+          ? { ns: it.plan.nearNs, id: it.plan.req.from, field: it.plan.cacheField.field }
+          : { ns: listNamespace(it.count.kind), id: it.count.id, field: 'n' },
       (it, v) => (it.plan ? (pages[it.plan.i] = v as Page) : counts.set(countKey(it.count.id, it.count.kind), v as number)),
       async (misses, fill) => {
         const missedPlans: PagePlan[] = [];

@@ -9,6 +9,7 @@ import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { LookAside } from './lookAside.ts';
 
 /** The cache key of an object. */
+/** The cache key of an object: `o:<id>` (namespace 'o' of the in-process cache, see lookAside.ts). */
 export const objectCacheKey = (id: bigint): string => `o:${id}`;
 
 function encodeCached(o: StoredObject): Buffer {
@@ -175,7 +176,7 @@ export class ObjectStore {
     await this.#lookAside.read<bigint, StoredObject>(
       ctx,
       [...new Set(ids)],
-      (id) => ({ key: objectCacheKey(id), field: 'o' }),
+      (id) => ({ ns: 'o', id, field: 'o' }),
       (id, o) => found.set(id, o),
       async (misses, fill) => {
         const shared = await this.#getManyShared(misses, ctx);
