@@ -4,7 +4,7 @@ import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
 import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
-import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
+import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappingStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
@@ -160,6 +160,11 @@ export class WriteExecutor {
   }
 }
 
+/** The reverse edge `reverse(to → from)` as it must be for the forward edge in `state`. */
+function reverseChange(reverse: MappingTable, from: bigint, to: bigint, state: EdgeState): EdgeChange {
+  return state ? { op: 'add', table: reverse, from: to, to: from, sequence: state.sequence } : { op: 'remove', table: reverse, from: to, to: from };
+}
+
 /** Finishes one intent if it is still pending: runs its steps (idempotent) and deletes it. */
 export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}): Promise<boolean> {
   const intent = await storage.intents.intent(shard, id, ctx);
@@ -170,8 +175,8 @@ export async function completeIntent(storage: Storage, shard: number, id: bigint
 }
 
 /**
- * One remaining step. Each re-derives what it must produce from the side written first, holding a
- * lock on it, so replaying a step late (after a later opposite write) cannot undo that write.
+ * One remaining step. Each re-derives what it must produce from the side written first, so
+ * replaying a step late (after a later opposite write) cannot undo that write.
  */
 export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext = {}): Promise<void> {
   switch (step.kind) {
@@ -181,22 +186,23 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       if (!reverse) throw new Error(`${table} has no reverse table`);
       const from = BigInt(step.from);
       const to = BigInt(step.to);
-      await mirror(storage, shardOf(from), shardOf(to), ctx, async (tx) => {
-        const fwd = await storage.mappings.lockEdgeInTx(tx, table, from, to);
-        return fwd ? { op: 'add', table: reverse, from: to, to: from, sequence: fwd.sequence } : { op: 'remove', table: reverse, from: to, to: from };
+      await mirror(storage, shardOf(from), shardOf(to), ctx, {
+        inTx: async (tx) => reverseChange(reverse, from, to, await storage.mappings.lockEdgeInTx(tx, table, from, to)),
+        read: async () => reverseChange(reverse, from, to, await storage.mappings.readEdge(table, from, to, ctx)),
       });
       return;
     }
     case 'syncRepin': {
       const original = BigInt(step.original);
       const pin = BigInt(step.pin);
-      await mirror(storage, shardOf(pin), shardOf(original), ctx, async (tx) => {
+      const derive = async (tx: Tx): Promise<EdgeChange> => {
         const p = await storage.objects.lockInTx(tx, pin);
         const present = p !== undefined && isActive(p) && p.data.via_pin_id === step.original;
         return present
           ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
           : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
-      });
+      };
+      await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
       return;
     }
     default: {
@@ -206,6 +212,14 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
   }
 }
 
+/** How a step derives the change it must make from the side written first. */
+interface Derive {
+  /** Inside a transaction on the source shard, under a lock held until it commits. */
+  readonly inTx: (tx: Tx) => Promise<EdgeChange>;
+  /** On its own: the newest committed state of the source. */
+  readonly read: () => Promise<EdgeChange>;
+}
+
 /**
  * Makes the edge on `targetShard` match the authoritative state read on `sourceShard`. On one
  * shard: one transaction, under the source's lock. Across shards no lock is held across the two
@@ -213,27 +227,25 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
  * again; if it changed meanwhile, apply again. The last mirror to finish has read the last state,
  * so concurrent mirrors of one pair converge on it.
  */
-async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: (tx: Tx) => Promise<EdgeChange>): Promise<void> {
-  const invalidate = async (c: EdgeChange): Promise<void> => storage.mappings.invalidate([listCacheKey(c.table, c.from)], ctx);
+async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: Derive): Promise<void> {
   if (sourceShard === targetShard) {
     let change: EdgeChange | undefined;
     const changed = await storage.router.transaction(
       sourceShard,
       async (tx) => {
-        change = await derive(tx);
+        change = await derive.inTx(tx);
         return storage.mappings.applyInTx(tx, change);
       },
       ctx,
     );
-    if (changed && change) await invalidate(change);
+    if (changed && change) await storage.mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
     return;
   }
   const same = (a: EdgeChange, b: EdgeChange): boolean => a.op === b.op && a.sequence === b.sequence;
-  let change = await storage.router.transaction(sourceShard, derive, ctx);
+  let change = await derive.read();
   for (let attempt = 0; attempt < 10; attempt++) {
-    const c = change;
-    if (await storage.router.transaction(targetShard, (tx) => storage.mappings.applyInTx(tx, c), ctx)) await invalidate(c);
-    const now = await storage.router.transaction(sourceShard, derive, ctx);
+    await storage.mappings.apply([change], ctx);
+    const now = await derive.read();
     if (same(now, change)) return;
     change = now;
   }
