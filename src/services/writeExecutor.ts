@@ -1,15 +1,20 @@
 import { ShardqlError, isShardqlError } from '../core/errors.ts';
-import { shardOf } from '../core/ids.ts';
+import { formatId, shardOf } from '../core/ids.ts';
 import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
 import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
 import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappingStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
-import type { Tx } from '../storage/shardRouter.ts';
+import { batchOf, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
-/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
+/**
+ * Where a fault can be injected (tests): inside the first transaction, after it, after each step,
+ * before completion. A relation write (`relate`) sends its first transaction with COMMIT in one
+ * round trip, so it asks the hook for 'in-first-transaction' before sending, and a crash the hook
+ * injects is played out after the statements ran and before COMMIT, as a real one would fall.
+ */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
 export type FaultHook = (point: FaultPoint, kind: string) => void | Promise<void>;
 
@@ -83,12 +88,30 @@ export interface WritePlan<R> {
 }
 
 /**
+ * A two-sided relation write (like, follow): one edge on the viewer's shard, the authoritative side,
+ * whose reverse on the other object's shard mirrors it. Its result is known before it runs.
+ */
+export interface RelationPlan<R> {
+  /** A name for logs, faults and fingerprints, e.g. 'add:user_likes_pins'. */
+  readonly kind: string;
+  /** The arguments, for the idempotency fingerprint. */
+  readonly args: unknown;
+  /** The authoritative side's change; an add carries its sequence. */
+  readonly change: EdgeChange & { readonly sequence: number };
+  readonly result: R;
+  readonly toRecord: (result: R) => Record<string, unknown>;
+  readonly fromRecord: (record: Record<string, unknown>, ctx: OpContext) => Promise<R>;
+}
+
+/**
  * Runs writes that may span shards without a distributed transaction:
  *   1. one local transaction on the first shard makes the first step's changes, records the
  *      remaining steps in the intent log and the idempotency key with the result — all or nothing;
  *   2. each remaining step runs on its own shard; each is idempotent and order-safe (it re-derives
- *      the state it must produce from the authoritative side under a lock);
- *   3. the intent is deleted.
+ *      the state it must produce from the authoritative side, `runStep`) — or, for a relation,
+ *      whose first transaction itself settled that side, it applies the state it knows (`relate`);
+ *   3. the intent is deleted: for a relation only if that side is still in that state
+ *      (`IntentLog.completeIf`), else after re-deriving as in 2.
  * A crash anywhere after 1 leaves an intent that the repair pass (or a retry with the same
  * idempotency key) completes; a crash before leaves nothing.
  */
@@ -142,7 +165,12 @@ export class WriteExecutor {
     return out.result;
   }
 
-  async #replay<R>(plan: WritePlan<R>, idem: IdempotencyOptions, fingerprint: string, ctx: OpContext): Promise<{ found: true; result: R } | { found: false }> {
+  async #replay<R>(
+    plan: Pick<WritePlan<R>, 'shard' | 'fromRecord'>,
+    idem: IdempotencyOptions,
+    fingerprint: string,
+    ctx: OpContext,
+  ): Promise<{ found: true; result: R } | { found: false }> {
     const rec = await this.#storage.intents.findIdempotency(plan.shard, idem.scope, idem.key, ctx);
     if (!rec) return { found: false };
     if (rec.fingerprint !== fingerprint) {
@@ -155,8 +183,95 @@ export class WriteExecutor {
     return { found: true, result: await plan.fromRecord(rec.result, ctx) };
   }
 
+  /**
+   * A relation write in three SQL round trips, each one local transaction (was 16):
+   *   1. on the viewer's shard, ONE batch: the edge and its count, a locking read of the edge as
+   *      this transaction leaves it, the intent (and the idempotency key), COMMIT;
+   *   2. on the other shard, ONE batch: the reverse edge and its count made to match that state;
+   *   3. on the viewer's shard, the intent deleted only if the edge is still in that state.
+   * Step 1 already knows the state it committed, so the reverse is applied without reading the
+   * forward side under a lock first (as `runStep` does); step 3 is the re-read that `mirror`
+   * makes after applying, fused with completing the intent. If step 3 deletes nothing, the edge
+   * changed meanwhile (or the repair pass finished the intent): converge as repair does.
+   *
+   * Doing a relation again (liking a liked pin) runs the same three steps: the intent mirrors
+   * whatever state the edge is in, so a retry after a failure also finishes the other side.
+   *
+   * Why this converges, for concurrent writes of one pair (two requests, or a request and the
+   * repair pass): every change of the forward edge commits with an intent, and an intent is deleted
+   * only by a mirror whose last apply was followed by a read of the forward edge finding the state
+   * it applied — step 3 here (the read and the delete in one statement), the re-read in `mirror`.
+   * Take the last apply to the reverse side, by a mirror M of state s: M then read the forward
+   * edge. Had it changed from s, M would have applied again, and that apply would be later; so
+   * it was s, and any change of the forward edge after that read brings its own intent and a
+   * later apply, again a contradiction. So once every intent is gone, the reverse edge (and its
+   * count, changed with it) equals the forward edge. An intent whose writer crashed stays until
+   * the repair pass runs its steps; nothing is deleted on a guess.
+   */
+  async relate<R>(plan: RelationPlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
+    const { change } = plan;
+    const shard = shardOf(change.from);
+    const reverse = reverseOf(change.table);
+    if (!reverse) throw new Error(`${change.table} has no reverse table`);
+    const fingerprint = fingerprintOf(plan.kind, plan.args);
+    const replayable = { shard, fromRecord: plan.fromRecord };
+    if (idem) {
+      const replay = await this.#replay(replayable, idem, fingerprint, ctx);
+      if (replay.found) return replay.result;
+    }
+    const { mappings, intents, router } = this.#storage;
+    const step: IntentStep = { kind: 'syncReverse', table: change.table, from: formatId(change.from), to: formatId(change.to) };
+    const first = batchOf(
+      mappings.changePart(change),
+      mappings.edgePart(change.table, change.from, change.to),
+      intents.recordPart(shard, plan.kind, [step], idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
+    );
+    let changed: boolean;
+    let state: EdgeState;
+    let intentId: bigint;
+    try {
+      [changed, state, intentId] = await router.transaction(
+        shard,
+        async (tx) => {
+          const crash = await caught(() => this.#faults?.('in-first-transaction', plan.kind));
+          if (crash === undefined) return first.read(await tx.commitWith(first.statements));
+          await tx.batch(first.statements);
+          throw crash.error;
+        },
+        ctx,
+      );
+    } catch (err) {
+      // A twin request with the same key committed first: answer what it answered.
+      if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
+        const replay = await this.#replay(replayable, idem, fingerprint, ctx);
+        if (replay.found) return replay.result;
+      }
+      throw err;
+    }
+    if (changed) await mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
+    await this.#faults?.('after-first-commit', plan.kind);
+    await mappings.apply([reverseChange(reverse, change.from, change.to, state)], ctx);
+    await this.#faults?.('after-step-0', plan.kind);
+    await this.#faults?.('before-complete', plan.kind);
+    if (!(await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx))) {
+      await runStep(this.#storage, step, ctx);
+      await intents.complete(shard, intentId, ctx);
+    }
+    return plan.result;
+  }
+
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
+  }
+}
+
+/** What `fn` threw, if it threw. */
+async function caught(fn: () => unknown): Promise<{ error: unknown } | undefined> {
+  try {
+    await fn();
+    return undefined;
+  } catch (error) {
+    return { error };
   }
 }
 
@@ -225,7 +340,7 @@ interface Derive {
  * shard: one transaction, under the source's lock. Across shards no lock is held across the two
  * (holding a connection while waiting for another can exhaust a pool): apply, then read the source
  * again; if it changed meanwhile, apply again. The last mirror to finish has read the last state,
- * so concurrent mirrors of one pair converge on it.
+ * so concurrent mirrors of one pair converge on it (see WriteExecutor.relate).
  */
 async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: Derive): Promise<void> {
   if (sourceShard === targetShard) {

@@ -8,7 +8,7 @@ import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { createUser } from './users.ts';
-import { WriteExecutor, type FaultHook, type LocalWrite, type WritePlan } from './writeExecutor.ts';
+import { WriteExecutor, type FaultHook, type IdempotencyOptions, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
@@ -64,24 +64,27 @@ export class ProductWrites {
   }
 
   #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
-    const key = opts.idempotencyKey;
-    return this.#exec.run(plan, key === undefined ? undefined : { scope: formatId(viewer), key }, ctx);
+    return this.#exec.run(plan, this.#idempotency(viewer, opts), ctx);
   }
 
-  /** A plan whose result is one object, stored as its ID for idempotent replays. */
+  #idempotency(viewer: bigint, opts: WriteOpts): IdempotencyOptions | undefined {
+    const key = opts.idempotencyKey;
+    return key === undefined ? undefined : { scope: formatId(viewer), key };
+  }
+
+  /** A result that is one object, stored as its ID for idempotent replays. */
+  readonly #objectRecord: Pick<WritePlan<StoredObject>, 'toRecord' | 'fromRecord'> = {
+    toRecord: (o) => ({ id: formatId(o.id) }),
+    fromRecord: async (r, ctx) => {
+      const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
+      if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
+      return o;
+    },
+  };
+
+  /** A plan whose result is one object. */
   #objectPlan(kind: string, shard: number, args: unknown, first: WritePlan<StoredObject>['first']): WritePlan<StoredObject> {
-    return {
-      kind,
-      shard,
-      args,
-      first,
-      toRecord: (o) => ({ id: formatId(o.id) }),
-      fromRecord: async (r, ctx) => {
-        const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
-        if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
-        return o;
-      },
-    };
+    return { kind, shard, args, first, ...this.#objectRecord };
   }
 
   #deletePlan(kind: string, shard: number, id: bigint, first: WritePlan<boolean>['first']): WritePlan<boolean> {
@@ -353,7 +356,7 @@ export class ProductWrites {
 
   /**
    * A two-sided relation: the viewer's side (authoritative) in the first transaction with the
-   * intent, then the other object's side mirrored from it.
+   * intent, then the other object's side mirrored from it (WriteExecutor.relate: three round trips).
    */
   async #relate(
     viewer: bigint | undefined,
@@ -369,11 +372,14 @@ export class ProductWrites {
     if (!target || target.type !== targetType) throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`);
     if (targetType === 'user' && targetId === me.id)
       throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
-    const plan = this.#objectPlan(`${op}:${mine}`, shardOf(me.id), { target: formatId(targetId) }, async (w) => {
-      await w.edges([{ op, table: mine, from: me.id, to: targetId, sequence: this.#now() }]);
-      return { result: target, steps: [{ kind: 'syncReverse', table: mine, from: formatId(me.id), to: formatId(targetId) }] };
-    });
-    return this.#run(plan, me.id, opts, ctx);
+    const plan = {
+      kind: `${op}:${mine}`,
+      args: { target: formatId(targetId) },
+      change: { op, table: mine, from: me.id, to: targetId, sequence: this.#now() },
+      result: target,
+      ...this.#objectRecord,
+    };
+    return this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx);
   }
 
   likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {

@@ -3,7 +3,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
-import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlValue, type Tx } from './shardRouter.ts';
+import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
 
@@ -234,6 +234,14 @@ export class MappingStore {
         return row ? { sequence: Number(row.sequence) } : undefined;
       },
     };
+  }
+
+  /** Holds (in a statement on the shard of `from`) while the edge is in `state`: absent, or present with that sequence. */
+  edgeIs(tableName: MappingTable, from: bigint, to: bigint, state: EdgeState): SqlCondition {
+    const t = table(shardOf(from), tableName);
+    return state === undefined
+      ? { sql: `NOT EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ?)`, values: [from, to] }
+      : { sql: `EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ? AND sequence = ?)`, values: [from, to, state.sequence] };
   }
 
   /**
