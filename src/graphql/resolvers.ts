@@ -5,6 +5,8 @@ import type { ObjectType } from '../core/objectTypes.ts';
 import { checkPageSize, checkUsername } from '../core/validate.ts';
 import { homeFeed } from '../loaders/feed.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
+import type { Learned } from '../services/writeExecutor.ts';
+import type { WriteOpts } from '../services/writes.ts';
 import { listConnection, type ConnectionArgs } from './connections.ts';
 import type { GatewayContext } from './context.ts';
 
@@ -55,6 +57,26 @@ function input(args: Args): Record<string, string | null | undefined> {
 /** The per-field idempotency key: the request's `Idempotency-Key` plus the field's response key. */
 function idem(ctx: GatewayContext, info: GraphQLResolveInfo): { idempotencyKey?: string } {
   return ctx.idempotencyKey === undefined ? {} : { idempotencyKey: `${ctx.idempotencyKey}:${info.path.key}` };
+}
+
+/**
+ * Options of a relating mutation: its idempotency key, and what the write learned about the state
+ * it left, kept in the request's loaders so the selection set reads it from there (a like's
+ * `likeCount` and `viewerHasLiked` cost no round trip). Replaces anything loaded before it.
+ */
+function relating(ctx: GatewayContext, info: GraphQLResolveInfo): WriteOpts {
+  return {
+    ...idem(ctx, info),
+    learned: (fact: Learned) => {
+      if (fact.kind === 'edge') {
+        const key = { table: fact.table, from: fact.from, to: fact.to };
+        ctx.loaders.edges.clear(key).prime(key, fact.present);
+      } else {
+        const key = { id: fact.id, kind: fact.table };
+        ctx.loaders.counts.clear(key).prime(key, fact.n);
+      }
+    },
+  };
 }
 
 const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
@@ -120,12 +142,12 @@ export const resolvers = {
       const commentId = id(ctx, args.id, 'comment');
       return deleted(commentId)(await ctx.writes.deleteComment(ctx.viewerId, commentId, ctx.op, idem(ctx, info)));
     },
-    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, idem(ctx, info)),
-    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, idem(ctx, info)),
-    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
-    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, idem(ctx, info)),
+    likePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.likePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, relating(ctx, info)),
+    unlikePin: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unlikePin(ctx.viewerId, id(ctx, args.pinId, 'pin'), ctx.op, relating(ctx, info)),
+    followUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, relating(ctx, info)),
+    unfollowUser: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowUser(ctx.viewerId, id(ctx, args.userId, 'user'), ctx.op, relating(ctx, info)),
+    followBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.followBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, relating(ctx, info)),
+    unfollowBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => ctx.writes.unfollowBoard(ctx.viewerId, id(ctx, args.boardId, 'board'), ctx.op, relating(ctx, info)),
   },
 
   Node: {

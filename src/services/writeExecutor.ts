@@ -88,6 +88,14 @@ export interface WritePlan<R> {
 }
 
 /**
+ * What a write found out about the state it left, handed to the request that made it so the reads
+ * after the write (its selection set) need not ask again. Reported only when certain.
+ */
+export type Learned =
+  | { readonly kind: 'edge'; readonly table: MappingTable; readonly from: bigint; readonly to: bigint; readonly present: boolean }
+  | { readonly kind: 'count'; readonly table: MappingTable; readonly id: bigint; readonly n: number };
+
+/**
  * A two-sided relation write (like, follow): one edge on the viewer's shard, the authoritative side,
  * whose reverse on the other object's shard mirrors it. Its result is known before it runs.
  */
@@ -187,12 +195,14 @@ export class WriteExecutor {
    * A relation write in three SQL round trips, each one local transaction (was 16):
    *   1. on the viewer's shard, ONE batch: the edge and its count, a locking read of the edge as
    *      this transaction leaves it, the intent (and the idempotency key), COMMIT;
-   *   2. on the other shard, ONE batch: the reverse edge and its count made to match that state;
+   *   2. on the other shard, ONE batch: the reverse edge and its count made to match that state,
+   *      and the count as it commits; then both lists' caches dropped in one round trip;
    *   3. on the viewer's shard, the intent deleted only if the edge is still in that state.
    * Step 1 already knows the state it committed, so the reverse is applied without reading the
    * forward side under a lock first (as `runStep` does); step 3 is the re-read that `mirror`
    * makes after applying, fused with completing the intent. If step 3 deletes nothing, the edge
-   * changed meanwhile (or the repair pass finished the intent): converge as repair does.
+   * changed meanwhile (or the repair pass finished the intent): converge as repair does. If it
+   * did, the edge and the other side's count are certain, and `learned` hears them.
    *
    * Doing a relation again (liking a liked pin) runs the same three steps: the intent mirrors
    * whatever state the edge is in, so a retry after a failure also finishes the other side.
@@ -208,7 +218,7 @@ export class WriteExecutor {
    * count, changed with it) equals the forward edge. An intent whose writer crashed stays until
    * the repair pass runs its steps; nothing is deleted on a guess.
    */
-  async relate<R>(plan: RelationPlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
+  async relate<R>(plan: RelationPlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext, learned?: (fact: Learned) => void): Promise<R> {
     const { change } = plan;
     const shard = shardOf(change.from);
     const reverse = reverseOf(change.table);
@@ -248,12 +258,23 @@ export class WriteExecutor {
       }
       throw err;
     }
-    if (changed) await mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
-    await this.#faults?.('after-first-commit', plan.kind);
-    await mappings.apply([reverseChange(reverse, change.from, change.to, state)], ctx);
+    const mirrored = reverseChange(reverse, change.from, change.to, state);
+    let applied: { changed: boolean; count: number } | undefined;
+    try {
+      await this.#faults?.('after-first-commit', plan.kind);
+      applied = await mappings.applyCounting(mirrored, ctx);
+    } finally {
+      // Both lists' caches in one round trip, once both sides committed (before the write answers).
+      const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
+      await mappings.invalidate(lists, ctx);
+    }
     await this.#faults?.('after-step-0', plan.kind);
     await this.#faults?.('before-complete', plan.kind);
-    if (!(await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx))) {
+    if (await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx)) {
+      // Confirmed: the edge still is what both sides now say, so the request may read it from here.
+      learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
+      learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
+    } else {
       await runStep(this.#storage, step, ctx);
       await intents.complete(shard, intentId, ctx);
     }

@@ -8,7 +8,7 @@ import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { createUser } from './users.ts';
-import { WriteExecutor, type FaultHook, type IdempotencyOptions, type LocalWrite, type WritePlan } from './writeExecutor.ts';
+import { WriteExecutor, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
@@ -23,6 +23,8 @@ export interface WritesDeps {
 export interface WriteOpts {
   /** A client's idempotency key: a retry with the same key returns the first result. */
   readonly idempotencyKey?: string | undefined;
+  /** Told what the write knows for certain about the state it left (relations): the request's loaders keep it. */
+  readonly learned?: ((fact: Learned) => void) | undefined;
 }
 
 type Patch = Record<string, string | null | undefined>;
@@ -98,8 +100,15 @@ export class ProductWrites {
   }
 
   async #viewer(viewer: bigint | undefined, ctx: OpContext): Promise<StoredObject> {
+    return this.#checkViewer(await this.#s.objects.get(this.#viewerId(viewer), ctx));
+  }
+
+  #viewerId(viewer: bigint | undefined): bigint {
     if (viewer === undefined) throw new ShardqlError('UNAUTHENTICATED', 'This operation needs a viewer: send Authorization: Bearer <token>');
-    const o = await this.#s.objects.get(viewer, ctx);
+    return viewer;
+  }
+
+  #checkViewer(o: StoredObject | undefined): StoredObject {
     if (!o || !isActive(o)) throw new ShardqlError('UNAUTHENTICATED', 'The token belongs to a user who no longer exists');
     return o;
   }
@@ -367,9 +376,14 @@ export class ProductWrites {
     ctx: OpContext,
     opts: WriteOpts,
   ): Promise<StoredObject> {
-    const me = await this.#viewer(viewer, ctx);
-    const target = op === 'add' ? await this.#active(targetId, targetType, ctx) : await this.#s.objects.get(targetId, ctx);
-    if (!target || target.type !== targetType) throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`);
+    const viewerId = this.#viewerId(viewer);
+    // The viewer and the target in one read (one cache round trip when both are cached).
+    const both = await this.#s.objects.getMany([viewerId, targetId], ctx);
+    const me = this.#checkViewer(both.get(viewerId));
+    const target = both.get(targetId);
+    if (!target || target.type !== targetType || (op === 'add' && !isActive(target))) {
+      throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`, op === 'add' ? { id: formatId(targetId) } : {});
+    }
     if (targetType === 'user' && targetId === me.id)
       throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
     const plan = {
@@ -379,7 +393,7 @@ export class ProductWrites {
       result: target,
       ...this.#objectRecord,
     };
-    return this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx);
+    return this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
   }
 
   likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {

@@ -222,6 +222,24 @@ export class MappingStore {
   }
 
   /**
+   * Applies one edge change in a transaction of its own and reads its list's count as that
+   * transaction commits it: one round trip. Invalidate the list's cache after (`invalidate`).
+   */
+  async applyCounting(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; count: number }> {
+    const part = batchOf(this.changePart(c), this.countPart(c.from, c.table));
+    const [changed, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    return { changed, count };
+  }
+
+  /** A list's count as a statement for a batch inside a transaction on the shard of `id` (0 if none). */
+  countPart(id: bigint, kind: MappingTable): BatchPart<number> {
+    return {
+      statements: [{ sql: `SELECT n FROM ${table(shardOf(id), 'counts')} WHERE id = ? AND kind = ?`, values: [id, kind] }],
+      read: (results) => Number((results[0] as Row[])[0]?.n ?? 0),
+    };
+  }
+
+  /**
    * One edge as a statement for a batch inside a transaction on the shard of `from`: a locking
    * read, so it sees the newest committed state and, after this transaction's own change, what
    * the transaction will commit (its locks keep others from changing the edge until then).
