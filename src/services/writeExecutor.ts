@@ -6,7 +6,7 @@ import type { Storage } from '../storage/index.ts';
 import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
 import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappingStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
-import { batchOf, type Tx } from '../storage/shardRouter.ts';
+import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
 /**
@@ -31,6 +31,9 @@ export class LocalWrite {
   readonly #storage: Storage;
   readonly changedObjects: bigint[] = [];
   readonly changedLists: string[] = [];
+  /** Objects this transaction created, and those it left inactive: states the steps after it may take as known. */
+  readonly created = new Map<bigint, StoredObject>();
+  readonly deactivated = new Set<bigint>();
 
   constructor(tx: Tx, shard: number, storage: Storage) {
     this.#tx = tx;
@@ -39,7 +42,9 @@ export class LocalWrite {
   }
 
   async create(type: ObjectType, data: ObjectData): Promise<StoredObject> {
-    return this.#storage.objects.insertInTx(this.#tx, type, this.shard, data);
+    const o = await this.#storage.objects.insertInTx(this.#tx, type, this.shard, data);
+    this.created.set(o.id, o);
+    return o;
   }
 
   /** The object, locked until commit; NOT_FOUND unless active and of `type`. */
@@ -54,6 +59,7 @@ export class LocalWrite {
     this.#own(id);
     const changed = await this.#storage.objects.softDeleteInTx(this.#tx, id);
     if (changed) this.changedObjects.push(id);
+    this.deactivated.add(id); // inactive now (or missing), under its lock until commit
     return changed;
   }
 
@@ -116,9 +122,10 @@ export interface RelationPlan<R> {
  *   1. one local transaction on the first shard makes the first step's changes, records the
  *      remaining steps in the intent log and the idempotency key with the result — all or nothing;
  *   2. each remaining step runs on its own shard; each is idempotent and order-safe (it re-derives
- *      the state it must produce from the authoritative side, `runStep`) — or, for a relation,
- *      whose first transaction itself settled that side, it applies the state it knows (`relate`);
- *   3. the intent is deleted: for a relation only if that side is still in that state
+ *      the state it must produce from the authoritative side, `runStep`) — or, when the first
+ *      transaction itself settled that side (a relation, a repin created or deleted), it applies
+ *      the state it knows;
+ *   3. the intent is deleted: in the known case only if that side is still in that state
  *      (`IntentLog.completeIf`), else after re-deriving as in 2.
  * A crash anywhere after 1 leaves an intent that the repair pass (or a retry with the same
  * idempotency key) completes; a crash before leaves nothing.
@@ -164,6 +171,19 @@ export class WriteExecutor {
     }
     await this.#invalidate(local!, ctx);
     await this.#faults?.('after-first-commit', plan.kind);
+    // One step whose source the first transaction itself settled (the repin it created or the pin
+    // it deleted): mirror that state and confirm it on completion, as `relate` does.
+    const known = intentId === null || out.steps.length !== 1 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
+    if (known && intentId !== null) {
+      await this.#storage.mappings.apply([known.change], ctx);
+      await this.#faults?.('after-step-0', plan.kind);
+      await this.#faults?.('before-complete', plan.kind);
+      if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
+        await runStep(this.#storage, out.steps[0]!, ctx);
+        await this.#storage.intents.complete(plan.shard, intentId, ctx);
+      }
+      return out.result;
+    }
     for (const [i, step] of out.steps.entries()) {
       await runStep(this.#storage, step, ctx);
       await this.#faults?.(`after-step-${i}`, plan.kind);
@@ -294,6 +314,28 @@ async function caught(fn: () => unknown): Promise<{ error: unknown } | undefined
   } catch (error) {
     return { error };
   }
+}
+
+/**
+ * A step's change and the condition that it is still right, when the first transaction settled
+ * the step's source itself: a repin it created (active, pointing at the original) or a pin it
+ * soft-deleted (inactive). Holding its lock until commit, it knows that state as committed.
+ */
+function knownMirror(storage: Storage, step: IntentStep, local: LocalWrite): { change: EdgeChange; still: SqlCondition } | undefined {
+  if (step.kind !== 'syncRepin') return undefined;
+  const pin = BigInt(step.pin);
+  const original = BigInt(step.original);
+  const created = local.created.get(pin);
+  if (created && isActive(created) && created.data.via_pin_id === step.original) {
+    return {
+      change: { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: created.createdAt },
+      still: storage.objects.activeRepinIs(pin, step.original, true),
+    };
+  }
+  if (local.deactivated.has(pin)) {
+    return { change: { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin }, still: storage.objects.activeRepinIs(pin, step.original, false) };
+  }
+  return undefined;
 }
 
 /** The reverse edge `reverse(to → from)` as it must be for the forward edge in `state`. */

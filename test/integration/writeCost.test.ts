@@ -240,6 +240,69 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
   });
 });
 
+describe('Write cost: repins (stores, no cache)', () => {
+  let fan: StoredObject;
+  let fanBoard: StoredObject;
+  let owner: StoredObject;
+  let ownerBoard: StoredObject;
+  before(async () => {
+    const [a, b] = hosts();
+    fan = await userOn('repin_fan', a);
+    owner = await userOn('repin_owner', b);
+    fanBoard = await writes.createBoard(fan.id, { name: 'mine' });
+    ownerBoard = await writes.createBoard(owner.id, { name: 'theirs' });
+  });
+  const repinEdge = async (original: bigint, pin: bigint) => (await env.storage.mappings.existing('pin_repinned_as_pins', [{ from: original, to: pin }])).size === 1;
+
+  test('repin: its first transaction settles the repin, so the repin edge is applied and confirmed in 2 round trips (was 23 in all)', async () => {
+    const original = await writes.createPin(owner.id, ownerBoard.id, { title: 'o' });
+    const at: Partial<Record<FaultPoint, number>> = {};
+    const stats = new SqlStats();
+    hook = (point) => void (at[point] = stats.roundTrips);
+    let repin: StoredObject;
+    try {
+      repin = await writes.repin(fan.id, original.id, fanBoard.id, { stats });
+    } finally {
+      hook = undefined;
+    }
+    // 3 reads (viewer, original, board), then the first transaction: lock the board, insert the pin,
+    // its 2 list edges, the intent, COMMIT.
+    assert.deepEqual(at, { 'in-first-transaction': 8, 'after-first-commit': 9, 'after-step-0': 10, 'before-complete': 10 });
+    assert.equal(stats.roundTrips, 11);
+    assert.equal(await repinEdge(original.id, repin.id), true);
+    // Deleting it: 2 reads, the first transaction (2 edges, lock and update the pin, the intent, COMMIT), then 2.
+    assert.deepEqual(await cost((ctx) => writes.deletePin(fan.id, repin.id, ctx)), { roundTrips: 10, commits: 3 });
+    assert.equal(await repinEdge(original.id, repin.id), false);
+    await consistent();
+  });
+
+  test('the repin is deleted between its edge and its confirmation: the slow path removes the edge again', async () => {
+    const original = await writes.createPin(owner.id, ownerBoard.id, { title: 'o2' });
+    hook = async (point, kind) => {
+      if (point === 'after-step-0' && kind === 'repin') {
+        const [page] = await env.storage.mappings.pages([{ table: 'pin_repinned_as_pins', from: original.id, first: 1 }]);
+        await env.storage.objects.softDelete(page!.edges[0]!.to); // no intent: the deletion has not mirrored yet
+      }
+    };
+    let spent: { roundTrips: number; commits: number };
+    let repin: StoredObject;
+    try {
+      const stats = new SqlStats();
+      const before = await binlogCommits();
+      repin = await writes.repin(fan.id, original.id, fanBoard.id, { stats });
+      spent = { roundTrips: stats.roundTrips, commits: (await binlogCommits()) - before };
+    } finally {
+      hook = undefined;
+    }
+    assert.equal(await repinEdge(original.id, repin.id), false, 'the edge follows the pin, deleted meanwhile');
+    // 11, then the slow path: read the pin (2), remove the edge, read again (2), delete the intent.
+    assert.equal(spent.roundTrips, 11 + 6);
+    // The hook deleted the object only; deleting it properly takes its list edges too.
+    await writes.deletePin(fan.id, repin.id);
+    await consistent();
+  });
+});
+
 describe('Write cost: through the gateway', () => {
   let gw: TestGateway;
   before(async () => {
