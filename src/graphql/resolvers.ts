@@ -5,6 +5,8 @@ import type { ObjectType } from '../core/objectTypes.ts';
 import { checkPageSize, checkUsername } from '../core/validate.ts';
 import { homeFeed } from '../loaders/feed.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
+import type { Learned } from '../services/writeExecutor.ts';
+import type { WriteOpts } from '../services/writes.ts';
 import { listConnection, type ConnectionArgs } from './connections.ts';
 import type { GatewayContext } from './context.ts';
 
@@ -54,11 +56,31 @@ function idem(ctx: GatewayContext, info: GraphQLResolveInfo): { idempotencyKey?:
   return ctx.idempotencyKey === undefined ? {} : { idempotencyKey: `${ctx.idempotencyKey}:${info.path.key}` };
 }
 
+/**
+ * Options of a relating mutation: its idempotency key, and what the write learned about the state
+ * it left, kept in the request's loaders so the selection set reads it from there (a like's
+ * `likeCount` and `viewerHasLiked` cost no round trip). Replaces anything loaded before it.
+ */
+function relating(ctx: GatewayContext, info: GraphQLResolveInfo): WriteOpts {
+  return {
+    ...idem(ctx, info),
+    learned: (fact: Learned) => {
+      if (fact.kind === 'edge') {
+        const key = { table: fact.table, from: fact.from, to: fact.to };
+        ctx.loaders.edges.clear(key).prime(key, fact.present);
+      } else {
+        const key = { id: fact.id, kind: fact.table };
+        ctx.loaders.counts.replace(key, fact.n);
+      }
+    },
+  };
+}
+
 /** A two-sided relation mutation: the viewer and one object ID argument of the given type. */
 const relation =
   (write: 'likePin' | 'unlikePin' | 'followUser' | 'unfollowUser' | 'followBoard' | 'unfollowBoard', argument: string, type: ObjectType) =>
   (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-    ctx.writes[write](ctx.viewerId, id(ctx, args[argument], type), ctx.op, idem(ctx, info));
+    ctx.writes[write](ctx.viewerId, id(ctx, args[argument], type), ctx.op, relating(ctx, info));
 
 const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
 

@@ -24,6 +24,8 @@ export interface Loaders {
 /** The read side of a loader. */
 export interface Reader<K, V> {
   load(key: K): Promise<V>;
+  /** Replaces what this request would read for `key` (a write that knows the new value). */
+  replace(key: K, value: V): void;
 }
 
 function pageKey(r: PageRequest): string {
@@ -69,8 +71,8 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       { batch, cacheKeyFn: (id) => id, maxBatchSize: 5000 },
     ),
 
-    pages: { load: (req) => lists.load({ req }) as Promise<Page> },
-    counts: { load: (count) => lists.load({ count }) as Promise<number> },
+    pages: { load: (req) => lists.load({ req }) as Promise<Page>, replace: (req, page) => void lists.clear({ req }).prime({ req }, page) },
+    counts: { load: (count) => lists.load({ count }) as Promise<number>, replace: (count, n) => void lists.clear({ count }).prime({ count }, n) },
 
     edges: new DataLoader(
       async (keys) => {

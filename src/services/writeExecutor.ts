@@ -1,15 +1,20 @@
 import { ShardqlError, isShardqlError } from '../core/errors.ts';
-import { shardOf } from '../core/ids.ts';
+import { formatId, shardOf } from '../core/ids.ts';
 import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
 import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
-import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
+import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappingStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
-import type { Tx } from '../storage/shardRouter.ts';
+import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
-/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
+/**
+ * Where a fault can be injected (tests): inside the first transaction, after it, after each step,
+ * before completion. A relation write (`relate`) sends its first transaction with COMMIT in one
+ * round trip, so it asks the hook for 'in-first-transaction' before sending, and a crash the hook
+ * injects is played out after the statements ran and before COMMIT, as a real one would fall.
+ */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
 export type FaultHook = (point: FaultPoint, kind: string) => void | Promise<void>;
 
@@ -26,6 +31,9 @@ export class LocalWrite {
   readonly #storage: Storage;
   readonly changedObjects: bigint[] = [];
   readonly changedLists: string[] = [];
+  /** Objects this transaction created, and those it left inactive: states the steps after it may take as known. */
+  readonly created = new Map<bigint, StoredObject>();
+  readonly deactivated = new Set<bigint>();
 
   constructor(tx: Tx, shard: number, storage: Storage) {
     this.#tx = tx;
@@ -34,7 +42,9 @@ export class LocalWrite {
   }
 
   async create(type: ObjectType, data: ObjectData): Promise<StoredObject> {
-    return this.#storage.objects.insertInTx(this.#tx, type, this.shard, data);
+    const o = await this.#storage.objects.insertInTx(this.#tx, type, this.shard, data);
+    this.created.set(o.id, o);
+    return o;
   }
 
   /** The object, locked until commit; NOT_FOUND unless active and of `type`. */
@@ -49,6 +59,7 @@ export class LocalWrite {
     this.#own(id);
     const changed = await this.#storage.objects.softDeleteInTx(this.#tx, id);
     if (changed) this.changedObjects.push(id);
+    this.deactivated.add(id); // inactive now (or missing), under its lock until commit
     return changed;
   }
 
@@ -83,12 +94,39 @@ export interface WritePlan<R> {
 }
 
 /**
+ * What a write found out about the state it left, handed to the request that made it so the reads
+ * after the write (its selection set) need not ask again. Reported only when certain.
+ */
+export type Learned =
+  | { readonly kind: 'edge'; readonly table: MappingTable; readonly from: bigint; readonly to: bigint; readonly present: boolean }
+  | { readonly kind: 'count'; readonly table: MappingTable; readonly id: bigint; readonly n: number };
+
+/**
+ * A two-sided relation write (like, follow): one edge on the viewer's shard, the authoritative side,
+ * whose reverse on the other object's shard mirrors it. Its result is known before it runs.
+ */
+export interface RelationPlan<R> {
+  /** A name for logs, faults and fingerprints, e.g. 'add:user_likes_pins'. */
+  readonly kind: string;
+  /** The arguments, for the idempotency fingerprint. */
+  readonly args: unknown;
+  /** The authoritative side's change; an add carries its sequence. */
+  readonly change: EdgeChange & { readonly sequence: number };
+  readonly result: R;
+  readonly toRecord: (result: R) => Record<string, unknown>;
+  readonly fromRecord: (record: Record<string, unknown>, ctx: OpContext) => Promise<R>;
+}
+
+/**
  * Runs writes that may span shards without a distributed transaction:
  *   1. one local transaction on the first shard makes the first step's changes, records the
  *      remaining steps in the intent log and the idempotency key with the result — all or nothing;
  *   2. each remaining step runs on its own shard; each is idempotent and order-safe (it re-derives
- *      the state it must produce from the authoritative side under a lock);
- *   3. the intent is deleted.
+ *      the state it must produce from the authoritative side, `runStep`) — or, when the first
+ *      transaction itself settled that side (a relation, a repin created or deleted), it applies
+ *      the state it knows;
+ *   3. the intent is deleted: in the known case only if that side is still in that state
+ *      (`IntentLog.completeIf`), else after re-deriving as in 2.
  * A crash anywhere after 1 leaves an intent that the repair pass (or a retry with the same
  * idempotency key) completes; a crash before leaves nothing.
  */
@@ -133,6 +171,19 @@ export class WriteExecutor {
     }
     await this.#invalidate(local!, ctx);
     await this.#faults?.('after-first-commit', plan.kind);
+    // One step whose source the first transaction itself settled (the repin it created or the pin
+    // it deleted): mirror that state and confirm it on completion, as `relate` does.
+    const known = intentId === null || out.steps.length !== 1 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
+    if (known && intentId !== null) {
+      await this.#storage.mappings.apply([known.change], ctx);
+      await this.#faults?.('after-step-0', plan.kind);
+      await this.#faults?.('before-complete', plan.kind);
+      if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
+        await runStep(this.#storage, out.steps[0]!, ctx);
+        await this.#storage.intents.complete(plan.shard, intentId, ctx);
+      }
+      return out.result;
+    }
     for (const [i, step] of out.steps.entries()) {
       await runStep(this.#storage, step, ctx);
       await this.#faults?.(`after-step-${i}`, plan.kind);
@@ -142,7 +193,12 @@ export class WriteExecutor {
     return out.result;
   }
 
-  async #replay<R>(plan: WritePlan<R>, idem: IdempotencyOptions, fingerprint: string, ctx: OpContext): Promise<{ found: true; result: R } | { found: false }> {
+  async #replay<R>(
+    plan: Pick<WritePlan<R>, 'shard' | 'fromRecord'>,
+    idem: IdempotencyOptions,
+    fingerprint: string,
+    ctx: OpContext,
+  ): Promise<{ found: true; result: R } | { found: false }> {
     const rec = await this.#storage.intents.findIdempotency(plan.shard, idem.scope, idem.key, ctx);
     if (!rec) return { found: false };
     if (rec.fingerprint !== fingerprint) {
@@ -155,9 +211,136 @@ export class WriteExecutor {
     return { found: true, result: await plan.fromRecord(rec.result, ctx) };
   }
 
+  /**
+   * A relation write in three SQL round trips, each one local transaction (was 16):
+   *   1. on the viewer's shard, ONE batch: the edge and its count, a locking read of the edge as
+   *      this transaction leaves it, the intent (and the idempotency key), COMMIT;
+   *   2. on the other shard, ONE batch: the reverse edge and its count made to match that state,
+   *      and the count as it commits; then both lists' caches dropped in one round trip;
+   *   3. on the viewer's shard, the intent deleted only if the edge is still in that state.
+   * Step 1 already knows the state it committed, so the reverse is applied without reading the
+   * forward side under a lock first (as `runStep` does); step 3 is the re-read that `mirror`
+   * makes after applying, fused with completing the intent. If step 3 deletes nothing, the edge
+   * changed meanwhile (or the repair pass finished the intent): converge as repair does. If it
+   * did, the edge and the other side's count are certain, and `learned` hears them.
+   *
+   * Doing a relation again (liking a liked pin) runs the same three steps: the intent mirrors
+   * whatever state the edge is in, so a retry after a failure also finishes the other side.
+   *
+   * Why this converges, for concurrent writes of one pair (two requests, or a request and the
+   * repair pass): every change of the forward edge commits with an intent, and an intent is deleted
+   * only by a mirror whose last apply was followed by a read of the forward edge finding the state
+   * it applied — step 3 here (the read and the delete in one statement), the re-read in `mirror`.
+   * Take the last apply to the reverse side, by a mirror M of state s: M then read the forward
+   * edge. Had it changed from s, M would have applied again, and that apply would be later; so
+   * it was s, and any change of the forward edge after that read brings its own intent and a
+   * later apply, again a contradiction. So once every intent is gone, the reverse edge (and its
+   * count, changed with it) equals the forward edge. An intent whose writer crashed stays until
+   * the repair pass runs its steps; nothing is deleted on a guess.
+   */
+  async relate<R>(plan: RelationPlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext, learned?: (fact: Learned) => void): Promise<R> {
+    const { change } = plan;
+    const shard = shardOf(change.from);
+    const reverse = reverseOf(change.table);
+    if (!reverse) throw new Error(`${change.table} has no reverse table`);
+    const fingerprint = fingerprintOf(plan.kind, plan.args);
+    const replayable = { shard, fromRecord: plan.fromRecord };
+    if (idem) {
+      const replay = await this.#replay(replayable, idem, fingerprint, ctx);
+      if (replay.found) return replay.result;
+    }
+    const { mappings, intents, router } = this.#storage;
+    const step: IntentStep = { kind: 'syncReverse', table: change.table, from: formatId(change.from), to: formatId(change.to) };
+    const first = batchOf(
+      mappings.changePart(change),
+      mappings.edgePart(change.table, change.from, change.to),
+      intents.recordPart(shard, plan.kind, [step], idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
+    );
+    let changed: boolean;
+    let state: EdgeState;
+    let intentId: bigint;
+    try {
+      [changed, state, intentId] = await router.transaction(
+        shard,
+        async (tx) => {
+          const crash = await caught(() => this.#faults?.('in-first-transaction', plan.kind));
+          if (crash === undefined) return first.read(await tx.commitWith(first.statements));
+          await tx.batch(first.statements);
+          throw crash.error;
+        },
+        ctx,
+      );
+    } catch (err) {
+      // A twin request with the same key committed first: answer what it answered.
+      if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
+        const replay = await this.#replay(replayable, idem, fingerprint, ctx);
+        if (replay.found) return replay.result;
+      }
+      throw err;
+    }
+    const mirrored = reverseChange(reverse, change.from, change.to, state);
+    let applied: { changed: boolean; count: number } | undefined;
+    try {
+      await this.#faults?.('after-first-commit', plan.kind);
+      applied = await mappings.applyCounting(mirrored, ctx);
+    } finally {
+      // Both lists' caches in one round trip, once both sides committed (before the write answers).
+      const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
+      await mappings.invalidate(lists, ctx);
+    }
+    await this.#faults?.('after-step-0', plan.kind);
+    await this.#faults?.('before-complete', plan.kind);
+    if (await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx)) {
+      // Confirmed: the edge still is what both sides now say, so the request may read it from here.
+      learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
+      learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
+    } else {
+      await runStep(this.#storage, step, ctx);
+      await intents.complete(shard, intentId, ctx);
+    }
+    return plan.result;
+  }
+
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
   }
+}
+
+/** What `fn` threw, if it threw. */
+async function caught(fn: () => unknown): Promise<{ error: unknown } | undefined> {
+  try {
+    await fn();
+    return undefined;
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * A step's change and the condition that it is still right, when the first transaction settled
+ * the step's source itself: a repin it created (active, pointing at the original) or a pin it
+ * soft-deleted (inactive). Holding its lock until commit, it knows that state as committed.
+ */
+function knownMirror(storage: Storage, step: IntentStep, local: LocalWrite): { change: EdgeChange; still: SqlCondition } | undefined {
+  if (step.kind !== 'syncRepin') return undefined;
+  const pin = BigInt(step.pin);
+  const original = BigInt(step.original);
+  const created = local.created.get(pin);
+  if (created && isActive(created) && created.data.via_pin_id === step.original) {
+    return {
+      change: { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: created.createdAt },
+      still: storage.objects.activeRepinIs(pin, step.original, true),
+    };
+  }
+  if (local.deactivated.has(pin)) {
+    return { change: { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin }, still: storage.objects.activeRepinIs(pin, step.original, false) };
+  }
+  return undefined;
+}
+
+/** The reverse edge `reverse(to → from)` as it must be for the forward edge in `state`. */
+function reverseChange(reverse: MappingTable, from: bigint, to: bigint, state: EdgeState): EdgeChange {
+  return state ? { op: 'add', table: reverse, from: to, to: from, sequence: state.sequence } : { op: 'remove', table: reverse, from: to, to: from };
 }
 
 /** Finishes one intent if it is still pending: runs its steps (idempotent) and deletes it. */
@@ -170,8 +353,8 @@ export async function completeIntent(storage: Storage, shard: number, id: bigint
 }
 
 /**
- * One remaining step. Each re-derives what it must produce from the side written first, holding a
- * lock on it, so replaying a step late (after a later opposite write) cannot undo that write.
+ * One remaining step. Each re-derives what it must produce from the side written first, so
+ * replaying a step late (after a later opposite write) cannot undo that write.
  */
 export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext = {}): Promise<void> {
   switch (step.kind) {
@@ -181,22 +364,23 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       if (!reverse) throw new Error(`${table} has no reverse table`);
       const from = BigInt(step.from);
       const to = BigInt(step.to);
-      await mirror(storage, shardOf(from), shardOf(to), ctx, async (tx) => {
-        const fwd = await storage.mappings.lockEdgeInTx(tx, table, from, to);
-        return fwd ? { op: 'add', table: reverse, from: to, to: from, sequence: fwd.sequence } : { op: 'remove', table: reverse, from: to, to: from };
+      await mirror(storage, shardOf(from), shardOf(to), ctx, {
+        inTx: async (tx) => reverseChange(reverse, from, to, await storage.mappings.lockEdgeInTx(tx, table, from, to)),
+        read: async () => reverseChange(reverse, from, to, await storage.mappings.readEdge(table, from, to, ctx)),
       });
       return;
     }
     case 'syncRepin': {
       const original = BigInt(step.original);
       const pin = BigInt(step.pin);
-      await mirror(storage, shardOf(pin), shardOf(original), ctx, async (tx) => {
+      const derive = async (tx: Tx): Promise<EdgeChange> => {
         const p = await storage.objects.lockInTx(tx, pin);
         const present = p !== undefined && isActive(p) && p.data.via_pin_id === step.original;
         return present
           ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
           : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
-      });
+      };
+      await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
       return;
     }
     default: {
@@ -206,34 +390,40 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
   }
 }
 
+/** How a step derives the change it must make from the side written first. */
+interface Derive {
+  /** Inside a transaction on the source shard, under a lock held until it commits. */
+  readonly inTx: (tx: Tx) => Promise<EdgeChange>;
+  /** On its own: the newest committed state of the source. */
+  readonly read: () => Promise<EdgeChange>;
+}
+
 /**
  * Makes the edge on `targetShard` match the authoritative state read on `sourceShard`. On one
  * shard: one transaction, under the source's lock. Across shards no lock is held across the two
  * (holding a connection while waiting for another can exhaust a pool): apply, then read the source
  * again; if it changed meanwhile, apply again. The last mirror to finish has read the last state,
- * so concurrent mirrors of one pair converge on it.
+ * so concurrent mirrors of one pair converge on it (see WriteExecutor.relate).
  */
-async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: (tx: Tx) => Promise<EdgeChange>): Promise<void> {
-  const invalidate = async (c: EdgeChange): Promise<void> => storage.mappings.invalidate([listCacheKey(c.table, c.from)], ctx);
+async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: Derive): Promise<void> {
   if (sourceShard === targetShard) {
     let change: EdgeChange | undefined;
     const changed = await storage.router.transaction(
       sourceShard,
       async (tx) => {
-        change = await derive(tx);
+        change = await derive.inTx(tx);
         return storage.mappings.applyInTx(tx, change);
       },
       ctx,
     );
-    if (changed && change) await invalidate(change);
+    if (changed && change) await storage.mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
     return;
   }
   const same = (a: EdgeChange, b: EdgeChange): boolean => a.op === b.op && a.sequence === b.sequence;
-  let change = await storage.router.transaction(sourceShard, derive, ctx);
+  let change = await derive.read();
   for (let attempt = 0; attempt < 10; attempt++) {
-    const c = change;
-    if (await storage.router.transaction(targetShard, (tx) => storage.mappings.applyInTx(tx, c), ctx)) await invalidate(c);
-    const now = await storage.router.transaction(sourceShard, derive, ctx);
+    await storage.mappings.apply([change], ctx);
+    const now = await derive.read();
     if (same(now, change)) return;
     change = now;
   }

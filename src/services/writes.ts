@@ -8,7 +8,7 @@ import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { createUser } from './users.ts';
-import { WriteExecutor, type FaultHook, type LocalWrite, type WritePlan } from './writeExecutor.ts';
+import { WriteExecutor, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
@@ -23,6 +23,8 @@ export interface WritesDeps {
 export interface WriteOpts {
   /** A client's idempotency key: a retry with the same key returns the first result. */
   readonly idempotencyKey?: string | undefined;
+  /** Told what the write knows for certain about the state it left (relations): the request's loaders keep it. */
+  readonly learned?: ((fact: Learned) => void) | undefined;
 }
 
 type Patch = Record<string, string | null | undefined>;
@@ -64,24 +66,27 @@ export class ProductWrites {
   }
 
   #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
-    const key = opts.idempotencyKey;
-    return this.#exec.run(plan, key === undefined ? undefined : { scope: formatId(viewer), key }, ctx);
+    return this.#exec.run(plan, this.#idempotency(viewer, opts), ctx);
   }
 
-  /** A plan whose result is one object, stored as its ID for idempotent replays. */
+  #idempotency(viewer: bigint, opts: WriteOpts): IdempotencyOptions | undefined {
+    const key = opts.idempotencyKey;
+    return key === undefined ? undefined : { scope: formatId(viewer), key };
+  }
+
+  /** A result that is one object, stored as its ID for idempotent replays. */
+  readonly #objectRecord: Pick<WritePlan<StoredObject>, 'toRecord' | 'fromRecord'> = {
+    toRecord: (o) => ({ id: formatId(o.id) }),
+    fromRecord: async (r, ctx) => {
+      const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
+      if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
+      return o;
+    },
+  };
+
+  /** A plan whose result is one object. */
   #objectPlan(kind: string, shard: number, args: unknown, first: WritePlan<StoredObject>['first']): WritePlan<StoredObject> {
-    return {
-      kind,
-      shard,
-      args,
-      first,
-      toRecord: (o) => ({ id: formatId(o.id) }),
-      fromRecord: async (r, ctx) => {
-        const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
-        if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
-        return o;
-      },
-    };
+    return { kind, shard, args, first, ...this.#objectRecord };
   }
 
   #deletePlan(kind: string, shard: number, id: bigint, first: WritePlan<boolean>['first']): WritePlan<boolean> {
@@ -95,8 +100,15 @@ export class ProductWrites {
   }
 
   async #viewer(viewer: bigint | undefined, ctx: OpContext): Promise<StoredObject> {
+    return this.#checkViewer(await this.#s.objects.get(this.#viewerId(viewer), ctx));
+  }
+
+  #viewerId(viewer: bigint | undefined): bigint {
     if (viewer === undefined) throw new ShardqlError('UNAUTHENTICATED', 'This operation needs a viewer: send Authorization: Bearer <token>');
-    const o = await this.#s.objects.get(viewer, ctx);
+    return viewer;
+  }
+
+  #checkViewer(o: StoredObject | undefined): StoredObject {
     if (!o || !isActive(o)) throw new ShardqlError('UNAUTHENTICATED', 'The token belongs to a user who no longer exists');
     return o;
   }
@@ -353,7 +365,7 @@ export class ProductWrites {
 
   /**
    * A two-sided relation: the viewer's side (authoritative) in the first transaction with the
-   * intent, then the other object's side mirrored from it.
+   * intent, then the other object's side mirrored from it (WriteExecutor.relate: three round trips).
    */
   async #relate(
     viewer: bigint | undefined,
@@ -364,16 +376,24 @@ export class ProductWrites {
     ctx: OpContext,
     opts: WriteOpts,
   ): Promise<StoredObject> {
-    const me = await this.#viewer(viewer, ctx);
-    const target = op === 'add' ? await this.#active(targetId, targetType, ctx) : await this.#s.objects.get(targetId, ctx);
-    if (!target || target.type !== targetType) throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`);
+    const viewerId = this.#viewerId(viewer);
+    // The viewer and the target in one read (one cache round trip when both are cached).
+    const both = await this.#s.objects.getMany([viewerId, targetId], ctx);
+    const me = this.#checkViewer(both.get(viewerId));
+    const target = both.get(targetId);
+    if (!target || target.type !== targetType || (op === 'add' && !isActive(target))) {
+      throw new ShardqlError('NOT_FOUND', `No ${targetType} with ID ${targetId}`, op === 'add' ? { id: formatId(targetId) } : {});
+    }
     if (targetType === 'user' && targetId === me.id)
       throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
-    const plan = this.#objectPlan(`${op}:${mine}`, shardOf(me.id), { target: formatId(targetId) }, async (w) => {
-      await w.edges([{ op, table: mine, from: me.id, to: targetId, sequence: this.#now() }]);
-      return { result: target, steps: [{ kind: 'syncReverse', table: mine, from: formatId(me.id), to: formatId(targetId) }] };
-    });
-    return this.#run(plan, me.id, opts, ctx);
+    const plan = {
+      kind: `${op}:${mine}`,
+      args: { target: formatId(targetId) },
+      change: { op, table: mine, from: me.id, to: targetId, sequence: this.#now() },
+      result: target,
+      ...this.#objectRecord,
+    };
+    return this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
   }
 
   likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {

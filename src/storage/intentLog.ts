@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter, SqlValue, Tx } from './shardRouter.ts';
+import { affectedRows, insertedId, type BatchPart, type ShardRouter, type SqlCondition, type SqlValue, type Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 
 /** One remaining step of a multi-shard write, as stored in the intent log (JSON; IDs as strings). */
@@ -52,6 +52,49 @@ export class IntentLog {
       this.#now(),
     ]);
     return BigInt(res.insertId);
+  }
+
+  /**
+   * Records an intent as statements for a batch inside the write's first transaction, with the
+   * idempotency key and result if there is one (pointing at the intent). Reads: the intent's ID.
+   */
+  recordPart(
+    shard: number,
+    kind: string,
+    steps: readonly IntentStep[],
+    idempotency?: { readonly scope: string; readonly key: string; readonly fingerprint: string; readonly result: Record<string, unknown> },
+  ): BatchPart<bigint> {
+    const now = this.#now();
+    const db = shardDatabase(shard);
+    return {
+      statements: [
+        { sql: `INSERT INTO ${db}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [kind, JSON.stringify(steps), now] },
+        // LAST_INSERT_ID(): the intent just inserted, by the statement before this one on this connection.
+        ...(idempotency
+          ? [
+              {
+                sql: `INSERT INTO ${db}.idempotency (scope, idem_key, fingerprint, result, intent_id, created_at) VALUES (?, ?, ?, ?, LAST_INSERT_ID(), ?)`,
+                values: [idempotency.scope, idempotency.key, idempotency.fingerprint, JSON.stringify(idempotency.result), now],
+              },
+            ]
+          : []),
+      ],
+      read: (results) => {
+        const id = insertedId(results[0]!);
+        if (id === null) throw new Error('the intent was not recorded');
+        return id;
+      },
+    };
+  }
+
+  /**
+   * Deletes an intent only if `onlyIf` (a condition on the same shard) holds as it runs: one round
+   * trip. Returns whether it deleted it; false also when it was already gone.
+   */
+  async completeIf(shard: number, id: bigint, onlyIf: SqlCondition, ctx: OpContext = {}): Promise<boolean> {
+    const statement = { sql: `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ? AND ${onlyIf.sql}`, values: [id, ...onlyIf.values] };
+    const [result] = await this.#router.transaction(shard, (tx) => tx.commitWith([statement]), ctx);
+    return affectedRows(result!) === 1;
   }
 
   /** Deletes a finished intent. Idempotent. */

@@ -4,7 +4,7 @@ import { groupBy } from '../core/groupBy.ts';
 import { shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter, SqlValue, Tx } from './shardRouter.ts';
+import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
 import type { LookAside } from './lookAside.ts';
@@ -20,6 +20,12 @@ export interface EdgeChange {
   /** Order key; default: now in ms. */
   readonly sequence?: number;
 }
+
+/** One edge as it stands: present with its order key, or absent. */
+export type EdgeState = { readonly sequence: number } | undefined;
+
+/** A session variable the statements of `changePart` leave at 1 when their edge changed a row, else 0. */
+const EDGE_CHANGED = '@shardql_edge_changed';
 
 export type ListOrder = 'time' | 'owner';
 
@@ -171,9 +177,9 @@ export class MappingStore {
 
   /**
    * Applies edge changes, one local transaction per shard of `from` (so the edges of one write that
-   * live on one shard commit together). Adding an existing edge or removing a missing one changes
-   * nothing, counts included. Returns, per change, whether it changed a row. Shards are written in
-   * the order their first change appears.
+   * live on one shard commit together), each transaction ONE round trip. Adding an existing edge or
+   * removing a missing one changes nothing, counts included. Returns, per change, whether it
+   * changed a row. Shards are written in the order their first change appears.
    */
   async apply(changes: readonly EdgeChange[], ctx: OpContext = {}): Promise<boolean[]> {
     const results: boolean[] = new Array<boolean>(changes.length).fill(false);
@@ -187,13 +193,9 @@ export class MappingStore {
       this.#router.writableHostOfShard(shard);
     }
     for (const [shard, indexes] of byShard) {
-      await this.#router.transaction(
-        shard,
-        async (tx) => {
-          for (const i of indexes) results[i] = await this.#applyOne(tx, shard, changes[i]!);
-        },
-        ctx,
-      );
+      const part = batchOf(...indexes.map((i) => this.changePart(changes[i]!)));
+      const changed = await this.#router.transaction(shard, async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+      indexes.forEach((i, j) => (results[i] = changed[j]!));
       await this.#invalidate(
         indexes.filter((i) => results[i]).map((i) => listCacheKey(changes[i]!.table, changes[i]!.from)),
         ctx,
@@ -204,14 +206,95 @@ export class MappingStore {
 
   /**
    * Applies one edge change (and its count) inside a caller's transaction on the shard of
-   * `c.from`. Invalidate the list's cache after the commit (`invalidate`).
+   * `c.from`, in one round trip. Invalidate the list's cache after the commit (`invalidate`).
    */
   async applyInTx(tx: Tx, c: EdgeChange): Promise<boolean> {
-    return this.#applyOne(tx, shardOf(c.from), c);
+    const part = this.changePart(c);
+    return part.read(await tx.batch(part.statements));
+  }
+
+  /**
+   * One edge change and its count as statements for a batch (inside a transaction on the shard of
+   * `c.from`): the edge, then the count, changed only if the edge statement changed a row. SQL
+   * decides that (ROW_COUNT()), so no round trip waits on the answer. Reads: whether it changed.
+   */
+  changePart(c: EdgeChange): BatchPart<boolean> {
+    const shard = shardOf(c.from);
+    const t = table(shard, c.table);
+    let edge: { sql: string; values: SqlValue[] };
+    if (c.op === 'add') {
+      const sequence = c.sequence ?? this.#now();
+      // In the owner's order a new pin goes first, like the newest in time order.
+      const position = 'ordered' in MAPPINGS[c.table] ? -sequence * POSITION_GAP : null;
+      edge = { sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) VALUES (?, ?, ?, ?)`, values: [c.from, c.to, sequence, position] };
+    } else {
+      edge = { sql: `DELETE FROM ${t} WHERE from_id = ? AND to_id = ?`, values: [c.from, c.to] };
+    }
+    return {
+      statements: [
+        edge,
+        { sql: `SET ${EDGE_CHANGED} := ROW_COUNT()` },
+        {
+          sql: `INSERT INTO ${table(shard, 'counts')} (id, kind, n) SELECT ?, ?, ? FROM DUAL WHERE ${EDGE_CHANGED} = 1 ON DUPLICATE KEY UPDATE n = n + VALUES(n)`,
+          values: [c.from, c.table, c.op === 'add' ? 1 : -1],
+        },
+      ],
+      read: (results) => affectedRows(results[0]!) === 1,
+    };
+  }
+
+  /**
+   * Applies one edge change in a transaction of its own and reads its list's count as that
+   * transaction commits it: one round trip. Invalidate the list's cache after (`invalidate`).
+   */
+  async applyCounting(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; count: number }> {
+    const part = batchOf(this.changePart(c), this.countPart(c.from, c.table));
+    const [changed, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    return { changed, count };
+  }
+
+  /** A list's count as a statement for a batch inside a transaction on the shard of `id` (0 if none). */
+  countPart(id: bigint, kind: MappingTable): BatchPart<number> {
+    return {
+      statements: [{ sql: `SELECT n FROM ${table(shardOf(id), 'counts')} WHERE id = ? AND kind = ?`, values: [id, kind] }],
+      read: (results) => Number((results[0] as Row[])[0]?.n ?? 0),
+    };
+  }
+
+  /**
+   * One edge as a statement for a batch inside a transaction on the shard of `from`: a locking
+   * read, so it sees the newest committed state and, after this transaction's own change, what
+   * the transaction will commit (its locks keep others from changing the edge until then).
+   */
+  edgePart(tableName: MappingTable, from: bigint, to: bigint): BatchPart<EdgeState> {
+    return {
+      statements: [{ sql: `SELECT sequence FROM ${table(shardOf(from), tableName)} WHERE from_id = ? AND to_id = ? LOCK IN SHARE MODE`, values: [from, to] }],
+      read: (results) => {
+        const row = (results[0] as Row[])[0];
+        return row ? { sequence: Number(row.sequence) } : undefined;
+      },
+    };
+  }
+
+  /** Holds (in a statement on the shard of `from`) while the edge is in `state`: absent, or present with that sequence. */
+  edgeIs(tableName: MappingTable, from: bigint, to: bigint, state: EdgeState): SqlCondition {
+    const t = table(shardOf(from), tableName);
+    return state === undefined
+      ? { sql: `NOT EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ?)`, values: [from, to] }
+      : { sql: `EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ? AND sequence = ?)`, values: [from, to, state.sequence] };
+  }
+
+  /**
+   * One edge as it stands on its primary, in one round trip: a locking read in a transaction of its
+   * own, so it waits for a write of the edge in flight and sees the newest committed state.
+   */
+  async readEdge(tableName: MappingTable, from: bigint, to: bigint, ctx: OpContext = {}): Promise<EdgeState> {
+    const part = this.edgePart(tableName, from, to);
+    return this.#router.transaction(shardOf(from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
   }
 
   /** Reads one edge under a lock (a next-key lock when absent) inside a caller's transaction. */
-  async lockEdgeInTx(tx: Tx, tableName: MappingTable, from: bigint, to: bigint): Promise<{ sequence: number } | undefined> {
+  async lockEdgeInTx(tx: Tx, tableName: MappingTable, from: bigint, to: bigint): Promise<EdgeState> {
     const rows = await tx.query(`SELECT sequence FROM ${table(shardOf(from), tableName)} WHERE from_id = ? AND to_id = ? FOR UPDATE`, [from, to]);
     return rows[0] ? { sequence: Number(rows[0].sequence) } : undefined;
   }
@@ -219,29 +302,6 @@ export class MappingStore {
   /** Drops the cached pages and counts of lists after a caller's transaction committed. Never throws. */
   async invalidate(lists: readonly string[], ctx: OpContext = {}): Promise<void> {
     await this.#invalidate(lists, ctx);
-  }
-
-  async #applyOne(tx: Tx, shard: number, c: EdgeChange): Promise<boolean> {
-    const t = table(shard, c.table);
-    let changed: boolean;
-    if (c.op === 'add') {
-      const sequence = c.sequence ?? this.#now();
-      // In the owner's order a new pin goes first, like the newest in time order.
-      const position = 'ordered' in MAPPINGS[c.table] ? -sequence * POSITION_GAP : null;
-      const res = await tx.execute(`INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) VALUES (?, ?, ?, ?)`, [c.from, c.to, sequence, position]);
-      changed = res.affectedRows === 1;
-    } else {
-      const res = await tx.execute(`DELETE FROM ${t} WHERE from_id = ? AND to_id = ?`, [c.from, c.to]);
-      changed = res.affectedRows === 1;
-    }
-    if (changed) {
-      await tx.execute(`INSERT INTO ${table(shard, 'counts')} (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = n + VALUES(n)`, [
-        c.from,
-        c.table,
-        c.op === 'add' ? 1 : -1,
-      ]);
-    }
-    return changed;
   }
 
   /** Many pages in one round trip per host: each page is one indexed subquery of a UNION ALL. */

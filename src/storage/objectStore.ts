@@ -3,7 +3,7 @@ import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.t
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
 import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter, Row, SqlValue, Tx } from './shardRouter.ts';
+import type { ShardRouter, Row, SqlCondition, SqlValue, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { LookAside } from './lookAside.ts';
@@ -135,6 +135,19 @@ export class ObjectStore {
     const { shard, local } = decodeId(id);
     const rows = await tx.query(`SELECT local_id, data, created_at, updated_at FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? FOR UPDATE`, [local]);
     return rows[0] ? rowToObject(rows[0], type, shard) : undefined;
+  }
+
+  /**
+   * Holds (in a statement on the pin's shard) while `pin` is an active repin of `original`
+   * (`present`), or while it is not (missing, inactive, or a repin of another pin): the state
+   * `pin_repinned_as_pins(original → pin)` mirrors.
+   */
+  activeRepinIs(pin: bigint, original: string, present: boolean): SqlCondition {
+    const { shard, local } = decodeId(pin);
+    // isActive(): `active` is false only after a soft delete. (JSON_EXTRACT gives the JSON text
+    // 'false'; JSON_VALUE would give '0' on MariaDB and 'false' elsewhere.)
+    const exists = `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(pin).table} WHERE local_id = ? AND COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false' AND JSON_VALUE(data, '$.via_pin_id') = ?)`;
+    return { sql: present ? exists : `NOT ${exists}`, values: [local, original] };
   }
 
   /** Soft-deletes inside a caller's transaction; returns false if it was not active. Invalidate after commit. */

@@ -28,10 +28,82 @@ export interface ShardRouterOptions {
 export type SqlValue = string | number | bigint | null | Buffer;
 export type Row = RowDataPacket;
 
-/** One open transaction on one host; every statement is a round trip and is counted. */
+/** One SQL statement of a batch: its text, with `?` for every value. */
+export interface Statement {
+  readonly sql: string;
+  readonly values?: readonly SqlValue[];
+}
+
+/** What one statement of a batch returned: rows for a SELECT, a header otherwise. */
+export type StatementResult = Row[] | ResultSetHeader;
+
+/**
+ * One open transaction on one host. Every call is one round trip, counted once in `ctx.stats`
+ * however many statements it carries. BEGIN travels with the transaction's first round trip, and
+ * COMMIT with its last when that one is `commitWith`.
+ */
 export interface Tx {
   query(sql: string, values?: readonly SqlValue[]): Promise<Row[]>;
   execute(sql: string, values?: readonly SqlValue[]): Promise<ResultSetHeader>;
+  /**
+   * Several statements in one round trip, run in order; their results in the same order. A
+   * statement that fails stops the batch there (the server runs none after it) and its error is
+   * thrown, so the transaction rolls back whole, as after any failed statement.
+   */
+  batch(statements: readonly Statement[]): Promise<StatementResult[]>;
+  /**
+   * The transaction's last statements and its COMMIT in one round trip. Nothing may follow; the
+   * function given to `transaction` should return right after. If a statement fails, COMMIT never
+   * runs and the transaction rolls back whole.
+   */
+  commitWith(statements: readonly Statement[]): Promise<StatementResult[]>;
+}
+
+/** Rows a statement of a batch changed (0 for a SELECT). */
+export function affectedRows(result: StatementResult): number {
+  return Array.isArray(result) ? 0 : result.affectedRows;
+}
+
+/** The AUTO_INCREMENT value a statement of a batch inserted, if it inserted a row. */
+export function insertedId(result: StatementResult): bigint | null {
+  return Array.isArray(result) || result.affectedRows !== 1 ? null : BigInt(result.insertId);
+}
+
+/** A condition in SQL (for a WHERE), with `?` for every value: handed from one store to another. */
+export interface SqlCondition {
+  readonly sql: string;
+  readonly values: readonly SqlValue[];
+}
+
+/** Statements for a batch, and how to read what they returned (given exactly their own results). */
+export interface BatchPart<T> {
+  readonly statements: readonly Statement[];
+  read(results: readonly StatementResult[]): T;
+}
+
+/** Parts as one batch: their statements in order, and `read` hands each part its own results. */
+export function batchOf<T extends readonly unknown[]>(...parts: { readonly [K in keyof T]: BatchPart<T[K]> }): BatchPart<T> {
+  const list = parts as readonly BatchPart<unknown>[];
+  return {
+    statements: list.flatMap((p) => p.statements),
+    read(results) {
+      let at = 0;
+      return list.map((p) => {
+        const n = p.statements.length;
+        at += n;
+        return p.read(results.slice(at - n, at));
+      }) as unknown as T;
+    },
+  };
+}
+
+/**
+ * Refuses a statement of a batch that is not exactly one statement: batches are joined with `;`
+ * on a connection that accepts several, so a `;` inside one (outside a string literal) would let
+ * it run more than its caller meant. Our SQL never has one; this catches a bug, not a client.
+ */
+function checkSingleStatement(sql: string): void {
+  if (sql.replace(/'(?:[^'\\]|\\.|'')*'/g, "''").includes(';')) throw new Error(`Refused SQL in a batch: expected one statement, got ${JSON.stringify(sql.slice(0, 60))}`);
 }
 
 const UNAVAILABLE_CODES = new Set([
@@ -80,7 +152,10 @@ function translate(err: unknown, shards: readonly number[]): unknown {
 
 /**
  * Resolves shards to hosts through the topology in force and runs SQL on the host's primary.
- * One mysql2 pool per primary endpoint, made on first use and kept across topology versions.
+ * Two mysql2 pools per primary endpoint, made on first use and kept across topology versions: one
+ * for single statements (reads, autocommit writes) and one for transactions, whose connections
+ * accept several statements per round trip (`Tx.batch`). Only transactions need that, so only
+ * their pool allows it: a statement sent through `query` can never carry a second one.
  */
 export class ShardRouter {
   readonly #opts: ShardRouterOptions;
@@ -137,10 +212,13 @@ export class ShardRouter {
     return out;
   }
 
-  /** The pool of a host's primary in `topology` (a request's snapshot), else in the newest map. */
-  #pool(host: string, topology?: Topology): Pool {
+  /**
+   * The pool of a host's primary in `topology` (a request's snapshot), else in the newest map.
+   * `transactions`: the pool whose connections take batches of statements.
+   */
+  #pool(host: string, topology?: Topology, transactions = false): Pool {
     const endpoint: Endpoint = (topology?.doc.hosts[host] ?? this.topology.hostSpec(host)).primary;
-    const key = `${endpoint.host}:${endpoint.port}`;
+    const key = `${endpoint.host}:${endpoint.port}${transactions ? ' tx' : ''}`;
     let pool = this.#pools.get(key);
     if (!pool) {
       pool = mysql.createPool({
@@ -153,7 +231,7 @@ export class ShardRouter {
         supportBigNumbers: true,
         bigNumberStrings: true,
         jsonStrings: true,
-        multipleStatements: false,
+        multipleStatements: transactions,
         charset: 'utf8mb4_bin',
         enableKeepAlive: true,
       });
@@ -245,7 +323,7 @@ export class ShardRouter {
   async #transactionOnce<T>(host: string, shards: readonly number[], fn: (tx: Tx) => Promise<T>, ctx: OpContext): Promise<T> {
     let conn: PoolConnection;
     try {
-      conn = await this.#pool(host).getConnection();
+      conn = await this.#pool(host, undefined, true).getConnection();
     } catch (err) {
       throw translate(err, shards);
     }
@@ -259,35 +337,62 @@ export class ShardRouter {
       throw paused(movedNow);
     }
     const timeout = this.#opts.queryTimeoutMs ?? 5000;
-    const run = async (sql: string, values: readonly SqlValue[] = []): Promise<unknown> => {
-      checkSqlIdentifiers(sql, this.#known);
+    // BEGIN rides with the first round trip, COMMIT with the last one if that is `commitWith`: a
+    // transaction of one batch is one round trip. Nothing sent at all: nothing to begin or commit.
+    let begun = false;
+    let ended = false;
+    // A batch carrying COMMIT that failed, in case `fn` swallows its error: the transaction is
+    // still open then, and must be rolled back, not handed back to the pool.
+    let commitFailed: { error: unknown } | undefined;
+    const send = async (statements: readonly Statement[], commit: boolean): Promise<StatementResult[]> => {
+      if (ended) throw new Error('a statement after the transaction committed (commitWith must be its last call)');
+      const all: Statement[] = [...(begun ? [] : [{ sql: 'BEGIN' }]), ...statements, ...(commit ? [{ sql: 'COMMIT' }] : [])];
+      const skip = begun ? 0 : 1;
+      // Every statement is checked on its own, and each gets exactly its own values.
+      const texts = all.map((st) => {
+        checkSqlIdentifiers(st.sql, this.#known);
+        if (all.length > 1) checkSingleStatement(st.sql);
+        return st.values && st.values.length > 0 ? conn.format(st.sql, st.values as unknown[]) : st.sql;
+      });
+      begun = true;
+      if (commit) ended = true;
       try {
-        const [result] = await conn.query({ sql, values: values as unknown[], timeout });
-        ctx.stats?.record(host, shards, Array.isArray(result) ? result.length : 0);
-        return result;
+        const [result] = await conn.query({ sql: texts.join(';\n'), timeout });
+        const results = (all.length === 1 ? [result] : result) as StatementResult[];
+        ctx.stats?.record(host, shards, results.reduce((n, r) => n + (Array.isArray(r) ? r.length : 0), 0));
+        return results.slice(skip, skip + statements.length);
       } catch (err) {
         ctx.stats?.record(host, shards, 0);
         const e = this.#translate(err, host, shards);
         // A statement cancelled by a shard move (it waited on the source's lock) is a paused write: retryable as such.
         const gone = e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' ? moved() : undefined;
-        throw gone === undefined ? e : paused(gone);
+        const thrown = gone === undefined ? e : paused(gone);
+        if (commit) commitFailed = { error: thrown };
+        throw thrown;
       }
     };
+    const one = async (sql: string, values: readonly SqlValue[] = []): Promise<StatementResult> => (await send([{ sql, values }], false))[0]!;
     const tx: Tx = {
-      query: async (sql, values) => (await run(sql, values)) as Row[],
-      execute: async (sql, values) => (await run(sql, values)) as ResultSetHeader,
+      query: async (sql, values) => (await one(sql, values)) as Row[],
+      execute: async (sql, values) => (await one(sql, values)) as ResultSetHeader,
+      batch: (statements) => send(statements, false),
+      commitWith: (statements) => send(statements, true),
     };
     let broken = false;
     try {
-      await run('BEGIN');
       const result = await fn(tx);
-      await run('COMMIT');
+      if (commitFailed) throw commitFailed.error;
+      if (begun && !ended) await send([], true);
       return result;
     } catch (err) {
-      try {
-        await conn.query('ROLLBACK');
-      } catch {
-        broken = true; // the connection is gone; do not hand it to the next caller
+      // Also after a batch that failed midway: the statements before the failing one took effect
+      // inside the transaction, and COMMIT (if the batch carried it) never ran.
+      if (begun) {
+        try {
+          await conn.query('ROLLBACK');
+        } catch {
+          broken = true; // the connection is gone; do not hand it to the next caller
+        }
       }
       throw err;
     } finally {
