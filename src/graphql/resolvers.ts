@@ -24,16 +24,20 @@ function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-async function load(ctx: GatewayContext, objectId: bigint | null | undefined, type: ObjectType): Promise<StoredObject | null> {
+/** An object by ID, of the expected type: from this request's L1 view at once when it is there. */
+function load(ctx: GatewayContext, objectId: bigint | null | undefined, type: ObjectType): StoredObject | null | Promise<StoredObject | null> {
   if (objectId == null) return null;
-  const o = await ctx.loaders.objects.load(objectId);
-  return o && o.type === type ? o : null;
+  const ofType = (o: StoredObject | null): StoredObject | null => (o && o.type === type ? o : null);
+  const known = ctx.loaders.peek.object(objectId);
+  return known !== undefined ? ofType(known) : ctx.loaders.objects.load(objectId).then(ofType);
 }
 
 const count =
   (kind: Parameters<GatewayContext['loaders']['counts']['load']>[0]['kind']): Resolver =>
-  (o, _args, ctx) =>
-    ctx.loaders.counts.load({ id: o.id, kind });
+  (o, _args, ctx) => {
+    const key = { id: o.id, kind };
+    return ctx.loaders.peek.count(key) ?? ctx.loaders.counts.load(key);
+  };
 
 const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
 

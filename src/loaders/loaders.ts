@@ -19,6 +19,15 @@ export interface Loaders {
   /** Whether an edge exists (e.g. whether the viewer liked a pin). */
   readonly edges: DataLoader<{ table: MappingTable; from: bigint; to: bigint }, boolean, string>;
   readonly usernames: DataLoader<string, bigint | null>;
+  /**
+   * What this request's L1 view already holds, without a promise (undefined: ask the loader).
+   * A value this request's loaders were given by a write (`replace`) is never shadowed: the write
+   * dropped the key from L1 first.
+   */
+  readonly peek: {
+    object(id: bigint): StoredObject | null | undefined;
+    count(key: CountKey): number | undefined;
+  };
 }
 
 /** The read side of a loader. */
@@ -87,6 +96,15 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       },
       { batch, cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` },
     ),
+
+    peek: {
+      object: (id) => {
+        if (!batch) return undefined;
+        const o = storage.objects.peek(id, ctx);
+        return o === undefined ? undefined : isActive(o) ? o : null;
+      },
+      count: (key) => (batch ? storage.mappings.peekCount(key, ctx) : undefined),
+    },
 
     usernames: new DataLoader(
       async (names) => {

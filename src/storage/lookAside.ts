@@ -41,6 +41,7 @@ export class LookAside {
   ): Promise<void> {
     const view = this.#log && ctx.near && items.length > 0 ? await (ctx.near.view ??= this.#log.view(ctx.cache)) : undefined;
     if (!view) return below(items, () => undefined);
+    ctx.near!.current = view;
     const near = this.#log!.near;
     const misses: T[] = [];
     for (const item of items) {
@@ -56,6 +57,19 @@ export class LookAside {
       const s = slot(item);
       near.fill(view, s.ns, s.id, s.field, value);
     });
+  }
+
+  /**
+   * An item already in L1 under the operation's view, without a promise: for resolvers of a warm
+   * request, where a DataLoader round through the microtask queue for every count and object cost
+   * more than the lookup. Undefined when the operation has no view yet or L1 lacks the item.
+   */
+  peek(ctx: OpContext, slot: NearSlot): unknown {
+    const view = ctx.near?.current;
+    if (view === undefined || !this.#log) return undefined;
+    const v = this.#log.near.get(view, slot.ns, slot.id, slot.field);
+    if (v !== undefined) ctx.cache?.hits('local', 1);
+    return v;
   }
 
   /**

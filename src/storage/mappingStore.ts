@@ -317,6 +317,11 @@ export class MappingStore {
   }
 
   /** Counts, from the cache or one round trip per host. Missing counts are 0. */
+  /** A count if this operation's L1 view already holds it (no promise); see LookAside.peek. */
+  peekCount(key: CountKey, ctx: OpContext): number | undefined {
+    return this.#lookAside.peek(ctx, { ns: listNamespace(key.kind), id: key.id, field: 'n' }) as number | undefined;
+  }
+
   async counts(keys: readonly CountKey[], ctx: OpContext = {}): Promise<Map<string, number>> {
     const { counts } = await this.readLists([], keys, ctx);
     for (const v of counts.values()) if (v instanceof Error) throw v;

@@ -203,6 +203,11 @@ export class ObjectStore {
     return { found, failed };
   }
 
+  /** The object if this operation's L1 view already holds it (no promise); see LookAside.peek. */
+  peek(id: bigint, ctx: OpContext): StoredObject | undefined {
+    return this.#lookAside.peek(ctx, { ns: 'o', id, field: 'o' }) as StoredObject | undefined;
+  }
+
   /** memcached, then MySQL for its misses (filled back): the shared layers under L1. */
   async #getManyShared(unique: readonly bigint[], ctx: OpContext): Promise<{ found: Map<bigint, StoredObject>; failed: Map<bigint, unknown> }> {
     if (!this.#cache || unique.length === 0) return this.#fetchSettled(unique, ctx);

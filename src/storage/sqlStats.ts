@@ -39,5 +39,5 @@ export interface OpContext {
    * Where this operation's in-process cache view is kept: taken by the first read that wants it
    * (one read barrier) and shared by every later read of the operation. Absent: no L1 reads.
    */
-  readonly near?: { view?: Promise<NearView | undefined> };
+  readonly near?: { view?: Promise<NearView | undefined>; current?: NearView | undefined };
 }
