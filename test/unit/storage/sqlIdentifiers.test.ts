@@ -8,7 +8,10 @@ const known = { shard: (s: number) => s >= 0 && s < 16, modShard: (m: number) =>
 describe('SQL identifiers: only db/msdb + 5 digits the topology knows', () => {
   const passes: [string, string][] = [
     ['a shard table', 'SELECT local_id, data FROM db00014.pins WHERE local_id IN (?, ?)'],
-    ['a UNION over shards', '(SELECT ? AS req FROM db00000.board_has_pins WHERE from_id = ?)\nUNION ALL\n(SELECT ? AS req FROM db00015.board_has_pins WHERE from_id = ?)'],
+    [
+      'a UNION over shards',
+      '(SELECT ? AS req FROM db00000.board_has_pins WHERE from_id = ?)\nUNION ALL\n(SELECT ? AS req FROM db00015.board_has_pins WHERE from_id = ?)',
+    ],
     ['a mod shard', 'INSERT IGNORE INTO msdb00007.lookups (namespace, lookup_key, id, created_at) VALUES (?, ?, ?, ?)'],
     ['the catalogue, with a literal naming shards', "SELECT schema_name AS db FROM information_schema.schemata WHERE schema_name REGEXP '^(db|msdb)[0-9]{5}$'"],
     ['no identifier at all', 'SELECT 1'],
@@ -31,4 +34,12 @@ describe('SQL identifiers: only db/msdb + 5 digits the topology knows', () => {
     ['an injected name', 'SELECT * FROM db00001.pins WHERE 1 UNION SELECT * FROM performance_schema.threads'],
   ];
   for (const [name, sql] of refused) test(`refused: ${name}`, () => assert.throws(() => checkSqlIdentifiers(sql, known), SqlIdentifierError));
+
+  test('a text checked once is checked again against the topology of each call (texts are remembered, shards are not)', () => {
+    const sql = 'SELECT * FROM db00014.pins WHERE local_id = ?';
+    checkSqlIdentifiers(sql, { shard: (n) => n === 14, modShard: () => false });
+    assert.throws(() => checkSqlIdentifiers(sql, { shard: () => false, modShard: () => false }), SqlIdentifierError);
+    const bad = 'SELECT * FROM mysql.user';
+    for (let i = 0; i < 2; i++) assert.throws(() => checkSqlIdentifiers(bad, known), SqlIdentifierError);
+  });
 });
