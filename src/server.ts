@@ -1,16 +1,12 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import memjs from 'memjs';
 import { CacheStats } from './cache/cacheStats.ts';
-import { MemcachedObjects } from './cache/memcachedObjects.ts';
-import { RedisLists } from './cache/redisLists.ts';
+import { createCacheLayers } from './cache/cacheLayers.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
-import { InvalidationLog } from './cache/invalidationLog.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
 import { RedisRateLimits } from './cache/rateLimits.ts';
@@ -114,41 +110,19 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
   // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
   const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;
-  // Both clients reconnect by themselves; while a cache is down, reads go to MySQL.
-  const redis = new Redis({
-    host: config.redis.host,
-    port: config.redis.port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    connectTimeout: 1000,
-    commandTimeout: cacheTimeoutMs * 2,
-    retryStrategy: (times) => Math.min(50 * times, 1000),
-  });
-  redis.on('error', () => undefined);
-  await redis.connect().catch(() => log('redis_unavailable', {}));
-  const memcached = memjs.Client.create(config.memcached.servers, {
-    timeout: cacheTimeoutMs / 1000,
-    conntimeout: 1,
-    retries: 0,
-    failover: false,
-    logger: { log: () => undefined },
-  } as memjs.ClientOptions);
+  const nearEntries = config.nearCacheEntries ?? 200_000;
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, timeoutMs: cacheTimeoutMs, nearEntries });
+  if (!layers.redisReachable) log('redis_unavailable', {});
+  const redis = layers.redis;
   const metrics = new GatewayMetrics();
   const caching = opts.caching ?? true;
-  const nearEntries = config.nearCacheEntries ?? 200_000;
-  const near = caching && nearEntries > 0 ? new InvalidationLog({ redis, timeoutMs: cacheTimeoutMs, near: { maxEntries: nearEntries } }) : undefined;
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     ...(caching
       ? {
-          cache: {
-            objects: new MemcachedObjects({ client: memcached, timeoutMs: cacheTimeoutMs }),
-            lists: new RedisLists({ redis, timeoutMs: cacheTimeoutMs }),
-            ...(near ? { near } : {}),
-          },
+          cache: { objects: layers.objects, lists: layers.lists, ...(nearEntries > 0 ? { near: layers.near } : {}) },
         }
       : {}),
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
@@ -202,7 +176,10 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     }
     metrics.rateLimit.inc({ outcome: verdict.allowed ? 'allowed' : 'refused' });
     if (!verdict.allowed) {
-      throw new ShardqlError('RATE_LIMITED', `Too many requests from this ${verdict.scope}; retry in ${verdict.retryAfterSeconds} s`, { retryAfterSeconds: verdict.retryAfterSeconds, scope: verdict.scope });
+      throw new ShardqlError('RATE_LIMITED', `Too many requests from this ${verdict.scope}; retry in ${verdict.retryAfterSeconds} s`, {
+        retryAfterSeconds: verdict.retryAfterSeconds,
+        scope: verdict.scope,
+      });
     }
   };
 
@@ -212,17 +189,24 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     admit,
     batching: config.batchedRequests ?? false,
     trusted,
-    graphiql: development ? { defaultQuery: opts.defaultQuery ?? SAMPLE_QUERY, ...(opts.graphiqlToken ? { defaultHeaders: { Authorization: `Bearer ${opts.graphiqlToken}` } } : {}) } : undefined,
+    graphiql: development
+      ? {
+          defaultQuery: opts.defaultQuery ?? SAMPLE_QUERY,
+          ...(opts.graphiqlToken ? { defaultHeaders: { Authorization: `Bearer ${opts.graphiqlToken}` } } : {}),
+        }
+      : undefined,
     ready: async () => {
       const hosts: Record<string, string> = {};
-      await Promise.all(Object.keys(current.doc.hosts).map(async (h) => {
-        try {
-          await storage.router.ping(h);
-          hosts[h] = 'ok';
-        } catch {
-          hosts[h] = 'unavailable';
-        }
-      }));
+      await Promise.all(
+        Object.keys(current.doc.hosts).map(async (h) => {
+          try {
+            await storage.router.ping(h);
+            hosts[h] = 'ok';
+          } catch {
+            hosts[h] = 'unavailable';
+          }
+        }),
+      );
       const ok = Object.values(hosts).every((s) => s === 'ok');
       const rejected = watcher.rejected();
       return { ok, details: { topology: { revision: watcher.revision(), ageMs: watcher.ageMs(), ...(rejected ? { rejected } : {}) }, hosts } };
@@ -287,8 +271,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       await repairing;
       await apollo.stop();
       await storage.close();
-      redis.disconnect();
-      memcached.close();
+      layers.close();
       await watcher.stop();
       await presence.stop();
       etcd.close();

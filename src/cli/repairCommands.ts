@@ -25,7 +25,7 @@ const repair: Command = {
     const minAgeMs = args.int('min-age', 5000, 0, 86_400_000);
     const config = configFor(ctx);
     const { topology } = await publishedTopology(config);
-    const report = await withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs, log: (l) => println(ctx.stdout, l) }), 4);
+    const report = await withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
     println(ctx.stdout, `${report.completed} intents completed, ${report.failed} failed`);
     if (report.failed > 0) throw new CliError(`${report.failed} intents could not be completed; see above`);
   },
@@ -41,7 +41,7 @@ const reconcileCommand: Command = {
     const { topology } = await publishedTopology(config);
     const wanted = args.string('shards');
     const shards = wanted ? parseShardList(wanted).filter((s) => topology.shardExists(s)) : allShards(topology);
-    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { log: (l) => println(ctx.stdout, l) }), 4);
+    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
     println(ctx.stdout, `${shards.length} shards checked: ${r.reversesAdded} reverse edges added, ${r.reversesRemoved} removed, ${r.repinEdgesFixed} repin edges fixed, ${r.countsFixed} counts fixed`);
   },
 };

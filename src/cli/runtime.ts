@@ -8,6 +8,7 @@ import type { HostSpec, Topology } from '../core/topology.ts';
 import { ConfigError, loadConfig, type GatewayConfig } from '../config.ts';
 import { readStackInfo, type StackInfo } from '../stack/localStack.ts';
 import { createStorage, type Storage } from '../storage/index.ts';
+import { createCacheLayers } from '../cache/cacheLayers.ts';
 import { loadTopology, type LoadedTopology } from '../topology/etcdTopology.ts';
 import { CliError, type CliContext, type Env } from './command.ts';
 
@@ -22,7 +23,9 @@ export function configFor(ctx: CliContext, extra: Env = {}): GatewayConfig {
     return loadConfig({ ...ctx.env, ...extra }, info ?? undefined);
   } catch (err) {
     if (err instanceof ConfigError && info === null) {
-      throw new CliError(`${err.message}, and there is no local stack in ${ctx.stackDir} to take defaults from: run \`shardql stack up\` or set the SHARDQL_* variables`);
+      throw new CliError(
+        `${err.message}, and there is no local stack in ${ctx.stackDir} to take defaults from: run \`shardql stack up\` or set the SHARDQL_* variables`,
+      );
     }
     throw err;
   }
@@ -33,7 +36,9 @@ export function stackHosts(info: StackInfo): Record<string, HostSpec> {
   return Object.fromEntries(
     info.mysql.hosts.map((h) => [
       h.name,
-      h.replica ? { primary: { host: h.primary.host, port: h.primary.port }, replica: { host: h.replica.host, port: h.replica.port } } : { primary: { host: h.primary.host, port: h.primary.port } },
+      h.replica
+        ? { primary: { host: h.primary.host, port: h.primary.port }, replica: { host: h.replica.host, port: h.replica.port } }
+        : { primary: { host: h.primary.host, port: h.primary.port } },
     ]),
   );
 }
@@ -57,16 +62,30 @@ export async function publishedTopology(config: GatewayConfig): Promise<LoadedTo
   return withEtcd(config, (etcd) => loadTopology(etcd, config.topologyKey));
 }
 
-export async function withStorage<T>(config: GatewayConfig, topology: Topology, fn: (storage: Storage) => Promise<T>, poolSize?: number): Promise<T> {
+/**
+ * Storage for a command. `caches: true` for commands that change rows gateways may have cached
+ * (repair, reconcile, demo data): their writes then invalidate memcached, Redis and, through the
+ * invalidation log, every gateway's in-process cache, like a gateway's own writes.
+ */
+export async function withStorage<T>(
+  config: GatewayConfig,
+  topology: Topology,
+  fn: (storage: Storage) => Promise<T>,
+  poolSize?: number,
+  opts: { readonly caches?: boolean } = {},
+): Promise<T> {
+  const layers = opts.caches ? await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 }) : undefined;
   const storage = createStorage({
     topology: () => topology,
     credentials: { user: config.mysql.user, password: config.mysql.password },
     ...(poolSize !== undefined ? { poolSize } : {}),
+    ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });
   try {
     return await fn(storage);
   } finally {
     await storage.close();
+    layers?.close();
   }
 }
 

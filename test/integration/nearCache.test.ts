@@ -9,6 +9,11 @@ import { MemcachedObjects } from '../../src/cache/memcachedObjects.ts';
 import { RedisLists } from '../../src/cache/redisLists.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { startService, stopService } from '../../src/stack/localStack.ts';
+import { withStorage } from '../../src/cli/runtime.ts';
+import { reconcile } from '../../src/services/repair.ts';
+import { shardOf } from '../../src/core/ids.ts';
+import { shardDatabase } from '../../src/core/topology.ts';
+import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 
 /**
  * The in-process layer (L1) of two gateways sharing one stack: what one gateway writes, the other
@@ -170,5 +175,36 @@ describe('Cache: the in-process layer (L1)', () => {
       if (hits === 0) await new Promise((r) => setTimeout(r, 25));
     }
     assert.ok(hits > 0, 'L1 serves again once Redis is back');
+  });
+
+  test('a reconcile run outside any gateway (the CLI) shows on the next read of every gateway', async () => {
+    const COUNT = 'query($b: ID!) { board(id: $b) { pinCount } }';
+    const truth = (await read(b, COUNT)).data.board.pinCount;
+    const id = BigInt(board);
+    // A count made wrong on purpose, straight in MariaDB, and seen by B (the flush empties every layer).
+    await env.storage.router.query(
+      env.storage.router.hostOfShard(shardOf(id)),
+      [shardOf(id)],
+      `UPDATE ${shardDatabase(shardOf(id))}.counts SET n = ? WHERE id = ? AND kind = ?`,
+      [99, id, 'board_has_pins'],
+    );
+    await flushCaches(env.stack);
+    assert.equal((await read(b, COUNT)).data.board.pinCount, 99);
+    assert.equal((await read(b, COUNT)).data.board.pinCount, 99, 'and kept in its memory');
+    // `shardql reconcile`'s storage: the CLI's own, with the caches.
+    const config = {
+      env: 'production' as const,
+      port: 0,
+      etcdEndpoints: env.stack.etcd.endpoints,
+      topologyKey: '/unused',
+      jwtSecret: TEST_JWT_SECRET,
+      mysql: { user: env.stack.mysql.user, password: env.stack.mysql.password },
+      redis: env.stack.redis,
+      memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` },
+    };
+    const report = await withStorage(config, env.topology, (s) => reconcile(s, [shardOf(id)]), 2, { caches: true });
+    assert.equal(report.countsFixed, 1);
+    assert.equal((await read(b, COUNT)).data.board.pinCount, truth);
+    assert.equal((await read(a, COUNT)).data.board.pinCount, truth);
   });
 });
