@@ -162,12 +162,7 @@ export class WriteExecutor {
         ctx,
       );
     } catch (err) {
-      // A twin request with the same key committed first: answer what it answered.
-      if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
-        const replay = await this.#replay(plan, idem, fingerprint, ctx);
-        if (replay.found) return replay.result;
-      }
-      throw err;
+      return await this.#twinOr(err, plan, idem, fingerprint, ctx);
     }
     await this.#invalidate(local!, ctx);
     await this.#faults?.('after-first-commit', plan.kind);
@@ -191,6 +186,21 @@ export class WriteExecutor {
     await this.#faults?.('before-complete', plan.kind);
     if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
     return out.result;
+  }
+
+  /** A first transaction failed: if a twin request with the same key committed first, answer what it answered; else rethrow. */
+  async #twinOr<R>(
+    err: unknown,
+    plan: Pick<WritePlan<R>, 'shard' | 'fromRecord'>,
+    idem: IdempotencyOptions | undefined,
+    fingerprint: string,
+    ctx: OpContext,
+  ): Promise<R> {
+    if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
+      const replay = await this.#replay(plan, idem, fingerprint, ctx);
+      if (replay.found) return replay.result;
+    }
+    throw err;
   }
 
   async #replay<R>(
@@ -271,12 +281,7 @@ export class WriteExecutor {
         ctx,
       );
     } catch (err) {
-      // A twin request with the same key committed first: answer what it answered.
-      if (idem && (err as { code?: string }).code === 'ER_DUP_ENTRY') {
-        const replay = await this.#replay(replayable, idem, fingerprint, ctx);
-        if (replay.found) return replay.result;
-      }
-      throw err;
+      return await this.#twinOr(err, replayable, idem, fingerprint, ctx);
     }
     const mirrored = reverseChange(reverse, change.from, change.to, state);
     let applied: { changed: boolean; count: number } | undefined;
@@ -326,14 +331,17 @@ function knownMirror(storage: Storage, step: IntentStep, local: LocalWrite): { c
   const pin = BigInt(step.pin);
   const original = BigInt(step.original);
   const created = local.created.get(pin);
-  if (created && isActive(created) && created.data.via_pin_id === step.original) {
+  if (created && isActive(created) && created.refs.via === original) {
     return {
       change: { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: created.createdAt },
       still: storage.objects.activeRepinIs(pin, step.original, true),
     };
   }
   if (local.deactivated.has(pin)) {
-    return { change: { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin }, still: storage.objects.activeRepinIs(pin, step.original, false) };
+    return {
+      change: { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin },
+      still: storage.objects.activeRepinIs(pin, step.original, false),
+    };
   }
   return undefined;
 }
@@ -375,7 +383,7 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       const pin = BigInt(step.pin);
       const derive = async (tx: Tx): Promise<EdgeChange> => {
         const p = await storage.objects.lockInTx(tx, pin);
-        const present = p !== undefined && isActive(p) && p.data.via_pin_id === step.original;
+        const present = p !== undefined && isActive(p) && p.refs.via === original;
         return present
           ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
           : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };

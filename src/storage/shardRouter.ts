@@ -3,7 +3,7 @@ import type { Pool, PoolConnection, RowDataPacket, ResultSetHeader } from 'mysql
 import { ShardqlError } from '../core/errors.ts';
 import { shardOf } from '../core/ids.ts';
 import type { Endpoint, Topology } from '../core/topology.ts';
-import { checkSqlIdentifiers, type KnownDatabases } from './sqlIdentifiers.ts';
+import { checkSqlIdentifiers, withoutStringLiterals, type KnownDatabases } from './sqlIdentifiers.ts';
 import type { OpContext } from './sqlStats.ts';
 
 export interface MysqlCredentials {
@@ -103,7 +103,7 @@ export function batchOf<T extends readonly unknown[]>(...parts: { readonly [K in
  * it run more than its caller meant. Our SQL never has one; this catches a bug, not a client.
  */
 function checkSingleStatement(sql: string): void {
-  if (sql.replace(/'(?:[^'\\]|\\.|'')*'/g, "''").includes(';')) throw new Error(`Refused SQL in a batch: expected one statement, got ${JSON.stringify(sql.slice(0, 60))}`);
+  if (withoutStringLiterals(sql).includes(';')) throw new Error(`Refused SQL in a batch: expected one statement, got ${JSON.stringify(sql.slice(0, 60))}`);
 }
 
 const UNAVAILABLE_CODES = new Set([
@@ -359,7 +359,11 @@ export class ShardRouter {
       try {
         const [result] = await conn.query({ sql: texts.join(';\n'), timeout });
         const results = (all.length === 1 ? [result] : result) as StatementResult[];
-        ctx.stats?.record(host, shards, results.reduce((n, r) => n + (Array.isArray(r) ? r.length : 0), 0));
+        ctx.stats?.record(
+          host,
+          shards,
+          results.reduce((n, r) => n + (Array.isArray(r) ? r.length : 0), 0),
+        );
         return results.slice(skip, skip + statements.length);
       } catch (err) {
         ctx.stats?.record(host, shards, 0);

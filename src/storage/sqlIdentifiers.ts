@@ -23,6 +23,11 @@ export class SqlIdentifierError extends Error {
   override readonly name = 'SqlIdentifierError';
 }
 
+/** SQL with every single-quoted literal emptied (`'a;b'` → `''`): what is left is code. */
+export function withoutStringLiterals(sql: string): string {
+  return sql.replace(/'(?:[^'\\]|\\.|'')*'/g, "''");
+}
+
 interface NamedDatabases {
   readonly ddl: boolean;
   /** Each database the text names, as its kind and number. */
@@ -41,7 +46,7 @@ function namedDatabases(sql: string): NamedDatabases {
   const known = parsed.get(sql);
   if (known) return known;
   // Literals are data, not identifiers (the catalogue query has a REGEXP literal); quoting is stripped.
-  const text = sql.replace(/'(?:[^'\\]|\\.|'')*'/g, "''").replace(/`/g, '');
+  const text = withoutStringLiterals(sql).replace(/`/g, '');
   const ddl = /^\s*(CREATE|DROP|ALTER)\s/i.test(text);
   const found = new Set<string>();
   // Qualified names (`db00014.pins`) and anything that looks like a shard database on its own.
