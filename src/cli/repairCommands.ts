@@ -1,5 +1,5 @@
 /** `shardql repair` and `shardql reconcile`: finishing interrupted writes, checking both sides of every relation. */
-import { allShards, reconcile, repairIntents } from '../services/repair.ts';
+import { FIX_KINDS, allShards, reconcile, repairIntents } from '../services/repair.ts';
 import { CliError, UsageError, type Command } from './command.ts';
 import { configFor, println, publishedTopology, withStorage } from './runtime.ts';
 
@@ -34,15 +34,23 @@ const repair: Command = {
 const reconcileCommand: Command = {
   name: 'reconcile',
   summary: 'Check both directions of every relation and every count on a range of shards, and repair what differs',
-  options: { shards: { type: 'string', value: 'RANGES', help: 'Shards to check, e.g. 0-15 or 3,7,9-12 (default: every shard)' } },
-  details: 'The side written first is the truth (user_likes_pins, user_follows_users, user_follows_boards; a repin\nobject for pin_repinned_as_pins; the rows for counts). Prints every fix.',
+  options: {
+    shards: { type: 'string', value: 'RANGES', help: 'Shards to check, e.g. 0-15 or 3,7,9-12 (default: every shard)' },
+    'intent-age': { type: 'string', value: 'MS', help: 'Complete intents at least this old, in ms (default 60000: their writer is gone)' },
+  },
+  details:
+    'Checks every relation in both directions, every count, edges to deleted or missing objects, objects whose\n' +
+    'parent is gone, unfinished cascades and old intents. The side written first is the truth (user_likes_pins,\n' +
+    'user_follows_users, user_follows_boards; the object rows for containment and repin edges; the rows for\n' +
+    'counts). Prints every fix and a total per kind.',
   async run(args, ctx) {
     const config = configFor(ctx);
     const { topology } = await publishedTopology(config);
     const wanted = args.string('shards');
     const shards = wanted ? parseShardList(wanted).filter((s) => topology.shardExists(s)) : allShards(topology);
-    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
-    println(ctx.stdout, `${shards.length} shards checked: ${r.reversesAdded} reverse edges added, ${r.reversesRemoved} removed, ${r.repinEdgesFixed} repin edges fixed, ${r.countsFixed} counts fixed`);
+    const intentAgeMs = args.int('intent-age', 60_000, 0, 86_400_000);
+    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { intentAgeMs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
+    println(ctx.stdout, `${shards.length} shards checked, ${r.fixes.length} fixes: ${FIX_KINDS.map((k) => `${r.byKind[k]} ${k}`).join(', ')}`);
   },
 };
 

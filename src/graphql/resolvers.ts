@@ -122,9 +122,9 @@ export const resolvers = {
       return { user, token: await ctx.mintToken(user.id) };
     },
     updateViewer: (_: unknown, args: Args, ctx: GatewayContext) => ctx.writes.updateViewer(ctx.viewerId, input(args), ctx.op),
-    deleteViewer: async (_: unknown, _args: Args, ctx: GatewayContext) => {
+    deleteViewer: async (_: unknown, _args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const me = viewerRequired(ctx);
-      return deleted(me)(await ctx.writes.deleteViewer(me, ctx.op));
+      return deleted(me)(await ctx.writes.deleteViewer(me, ctx.op, idem(ctx, info)));
     },
     createBoard: (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const i = input(args);

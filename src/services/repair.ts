@@ -1,11 +1,13 @@
+import { formatId, shardOf } from '../core/ids.ts';
 import { MAPPING_TABLES, reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
 import { listCacheKey } from '../storage/mappingStore.ts';
 import { isActive } from '../storage/objectStore.ts';
-import { ShardScan } from '../storage/shardScan.ts';
+import { ShardScan, type ObjectState } from '../storage/shardScan.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import { runStep } from './writeExecutor.ts';
+import { deleteInTx, parentEdges, purge } from './cascade.ts';
+import { WriteExecutor, completeIntent, runStep } from './writeExecutor.ts';
 
 export interface RepairReport {
   readonly completed: number;
@@ -49,104 +51,215 @@ export async function repairIntents(
   return { completed, failed };
 }
 
+/** What reconcile found and fixed, by kind. */
+export type FixKind =
+  /** An intent older than the horizon whose writer is gone: its steps were run to the end. */
+  | 'intent'
+  /** A deleted (or missing) object whose lists were not empty: its cascade was run to the end. */
+  | 'cascade'
+  /** An active board, pin or comment whose parent is deleted or missing: deleted with its cascade. */
+  | 'orphan'
+  /** An active board, pin or comment missing from its parent's list: put back. */
+  | 'unlisted'
+  /** A list edge to an object that is deleted, missing, or names another parent: removed. */
+  | 'dangling'
+  /** A relation whose two sides disagree: the reverse made to mirror the side written first. */
+  | 'reverse'
+  /** A repin edge that disagrees with the repin (or with its original being deleted). */
+  | 'repin'
+  /** A count that differs from its rows: set to the rows. */
+  | 'count';
+
+export const FIX_KINDS: readonly FixKind[] = ['intent', 'cascade', 'orphan', 'unlisted', 'dangling', 'reverse', 'repin', 'count'];
+
+export interface Fix {
+  readonly kind: FixKind;
+  readonly shard: number;
+  readonly text: string;
+}
+
 export interface ReconcileReport {
-  readonly reversesAdded: number;
-  readonly reversesRemoved: number;
-  readonly repinEdgesFixed: number;
-  readonly countsFixed: number;
-  readonly fixes: string[];
+  readonly fixes: Fix[];
+  /** Fixes per kind (every kind present, 0 when none). */
+  readonly byKind: Record<FixKind, number>;
 }
 
 /** The side written first of each two-sided relation: its reverse is derived from it. */
 const AUTHORITATIVE: readonly MappingTable[] = ['user_likes_pins', 'user_follows_users', 'user_follows_boards'];
+/** The reverse side of each: a mirror of the side written first. */
+const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE.map((t) => [reverseOf(t)!, t]));
+const CONTAINMENT: readonly MappingTable[] = ['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments'];
 
 /**
- * Checks both directions of every two-sided mapping, the repin edges and every count, on `shards`,
- * and repairs what differs: a missing reverse edge is added, a reverse edge without its forward
- * edge removed, a repin edge made to match its pin, a count set to the number of rows. Prints each
- * fix through `log`. Reads shard by shard; fixes go through the same idempotent steps as writes.
+ * Checks a range of shards against every rule the writes keep, and repairs what differs, printing
+ * each fix through `log`:
+ *   - intents older than `intentAgeMs` (their writer is gone): completed;
+ *   - a deleted or missing object that still has edges in its lists: its cascade run to the end;
+ *   - an active board, pin or comment whose parent is gone: deleted as the parent's delete would;
+ *     one missing from its parent's list: put back;
+ *   - an edge to a deleted or missing object, or a containment edge to a child that names another
+ *     parent: removed (a relation through its own sync step, so both sides go);
+ *   - both sides of every relation: the reverse mirrors the side written first (by the same
+ *     convergent step the writes use, so a write racing with reconcile is not undone);
+ *   - repin edges: present exactly for active repins of active originals;
+ *   - every count equals its rows.
+ * Reads the truth from the primaries (never a cache), shard by shard; fixes go through the same
+ * idempotent steps as writes, and invalidate what they change.
  */
 export async function reconcile(
   storage: Storage,
   shards: readonly number[],
-  opts: { log?: (line: string) => void } = {},
+  opts: { log?: (line: string) => void; intentAgeMs?: number } = {},
   ctx: OpContext = {},
 ): Promise<ReconcileReport> {
-  const fixes: string[] = [];
-  const note = (line: string): void => {
-    fixes.push(line);
-    opts.log?.(line);
+  const fixes: Fix[] = [];
+  const note = (kind: FixKind, shard: number, text: string): void => {
+    fixes.push({ kind, shard, text });
+    opts.log?.(`${kind}: ${text} (shard ${shard})`);
   };
-  let reversesAdded = 0;
-  let reversesRemoved = 0;
-  let repinEdgesFixed = 0;
-  let countsFixed = 0;
-  const { mappings } = storage;
   const scan = new ShardScan(storage.router);
-  const edgesOf = (shard: number, table: MappingTable) => scan.edges(shard, table, ctx);
 
   for (const shard of shards) {
-    // Forward edges whose reverse is missing; reverse edges whose forward is missing.
-    for (const forward of AUTHORITATIVE) {
-      const reverse = reverseOf(forward)!;
-      const fwd = await edgesOf(shard, forward);
-      const present = await mappings.existing(
-        reverse,
-        fwd.map((e) => ({ from: e.to, to: e.from })),
-        ctx,
-      );
-      for (const e of fwd) {
-        if (present.has(`${e.to}:${e.from}`)) continue;
-        await mappings.apply([{ op: 'add', table: reverse, from: e.to, to: e.from, sequence: e.sequence }], ctx);
-        reversesAdded++;
-        note(`added ${reverse}(${e.to} → ${e.from}) mirroring ${forward} on shard ${shard}`);
-      }
-      const rev = await edgesOf(shard, reverse);
-      const backed = await mappings.existing(
-        forward,
-        rev.map((e) => ({ from: e.to, to: e.from })),
-        ctx,
-      );
-      for (const e of rev) {
-        if (backed.has(`${e.to}:${e.from}`)) continue;
-        await mappings.apply([{ op: 'remove', table: reverse, from: e.from, to: e.to }], ctx);
-        reversesRemoved++;
-        note(`removed ${reverse}(${e.from} → ${e.to}) on shard ${shard}: no ${forward} edge backs it`);
-      }
+    // Writes whose writer is gone first: finishing them settles much of what follows.
+    for (const intent of await storage.intents.pending([shard], opts.intentAgeMs ?? 60_000, 10_000, ctx)) {
+      if (await completeIntent(storage, shard, intent.id, ctx)) note('intent', shard, `completed ${intent.kind} intent ${intent.id} (${intent.steps.length} steps)`);
     }
-    // Repin edges: present iff the repin is active and points at the original.
-    const repins = await edgesOf(shard, 'pin_repinned_as_pins');
-    const repinObjects = await storage.objects.getMany(
-      repins.map((e) => e.to),
+
+    // Deleted owners with non-empty lists; live children of dead parents.
+    let objects = await scan.objectsOn(shard, ctx);
+    const tables = new Map<MappingTable, Edge[]>();
+    for (const t of MAPPING_TABLES) tables.set(t, await scan.edges(shard, t, ctx));
+    const owners = new Set([...tables.values()].flatMap((es) => es.map((e) => e.from)));
+    for (const id of owners) {
+      const o = objects.get(id);
+      if (o?.active) continue;
+      await purge(storage, id, ctx);
+      note('cascade', shard, `${o ? 'deleted' : 'missing'} ${o?.type ?? 'object'} ${id} still had list edges: cascade finished`);
+    }
+    const parents = await scan.objectStates(
+      [...objects.values()].flatMap((o) => (o.active ? parentRefs(o) : [])),
       ctx,
     );
-    for (const e of repins) {
-      const p = repinObjects.get(e.to);
-      if (p && isActive(p) && p.refs.via === e.from) continue;
-      await mappings.apply([{ op: 'remove', table: 'pin_repinned_as_pins', from: e.from, to: e.to }], ctx);
-      repinEdgesFixed++;
-      note(`removed pin_repinned_as_pins(${e.from} → ${e.to}) on shard ${shard}: the repin is gone`);
+    for (const [id, o] of objects) {
+      if (!o.active) continue;
+      const gone = parentRefs(o).filter((p) => !parents.get(p)?.active);
+      if (gone.length === 0) continue;
+      await deleteObject(storage, id, ctx);
+      note('orphan', shard, `${o.type} ${id} belongs to ${gone.join(', ')}, deleted or missing: deleted with its cascade`);
     }
-    const viaPins = await storage.objects.getMany(await scan.repinIds(shard, ctx), ctx);
-    const want = [...viaPins.values()]
-      .filter((p) => isActive(p) && p.refs.via !== undefined)
-      .map((p) => ({ from: p.refs.via!, to: p.id, sequence: p.createdAt }));
-    const have = await mappings.existing('pin_repinned_as_pins', want, ctx);
+
+    // The edges as they are now, against the objects as they are now.
+    objects = await scan.objectsOn(shard, ctx);
+    for (const t of MAPPING_TABLES) tables.set(t, await scan.edges(shard, t, ctx));
+    const elsewhere = await scan.objectStates(
+      [...tables.values()].flatMap((es) => es.map((e) => e.to)).filter((id) => shardOf(id) !== shard),
+      ctx,
+    );
+    const stateOf = (id: bigint): ObjectState | undefined => objects.get(id) ?? elsewhere.get(id);
+    const alive = (id: bigint): boolean => stateOf(id)?.active === true;
+
+    // Active children missing from their parents' lists.
+    const listed = new Set(CONTAINMENT.flatMap((t) => tables.get(t)!.map((e) => `${t}:${e.from}:${e.to}`)));
+    for (const [id, o] of objects) {
+      if (!o.active) continue;
+      for (const p of parentEdgesOf(o, id)) {
+        if (listed.has(`${p.table}:${p.from}:${id}`)) continue;
+        await storage.mappings.apply([{ op: 'add', table: p.table, from: p.from, to: id, sequence: o.createdAt }], ctx);
+        note('unlisted', shard, `${o.type} ${id} was missing from ${p.table} of ${p.from}: put back`);
+      }
+    }
+    // Containment edges to gone children, or to children that name another parent.
+    for (const t of CONTAINMENT) {
+      for (const e of tables.get(t)!) {
+        const child = stateOf(e.to);
+        if (child?.active && parentEdgesOf(child, e.to).some((p) => p.table === t && p.from === e.from)) continue;
+        await storage.mappings.apply([{ op: 'remove', table: t, from: e.from, to: e.to }], ctx);
+        note('dangling', shard, `removed ${t}(${e.from} → ${e.to}): the ${child ? (child.active ? 'object names another parent' : 'object is deleted') : 'object is missing'}`);
+      }
+    }
+
+    // Relations: both sides, and neither pointing at a gone object.
+    for (const forward of AUTHORITATIVE) {
+      const reverse = reverseOf(forward)!;
+      const fwd = tables.get(forward)!;
+      const present = await storage.mappings.existing(reverse, fwd.map((e) => ({ from: e.to, to: e.from })), ctx);
+      for (const e of fwd) {
+        const ok = alive(e.to);
+        if (ok && present.has(`${e.to}:${e.from}`)) continue;
+        await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.from), to: formatId(e.to) }, ctx);
+        note(ok ? 'reverse' : 'dangling', shard, ok ? `added ${reverse}(${e.to} → ${e.from}) mirroring ${forward}` : `removed ${forward}(${e.from} → ${e.to}) and its reverse: the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`);
+      }
+    }
+    for (const [reverse, forward] of MIRRORS) {
+      const rev = tables.get(reverse)!;
+      const backed = await storage.mappings.existing(forward, rev.map((e) => ({ from: e.to, to: e.from })), ctx);
+      for (const e of rev) {
+        const ok = alive(e.to);
+        if (ok && backed.has(`${e.to}:${e.from}`)) continue;
+        await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
+        note(ok ? 'reverse' : 'dangling', shard, ok ? `removed ${reverse}(${e.from} → ${e.to}): no ${forward} edge backs it` : `removed ${reverse}(${e.from} → ${e.to}): the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`);
+      }
+    }
+
+    // Repin edges: present iff the repin is active, points at the original, and the original is active.
+    for (const e of tables.get('pin_repinned_as_pins')!) {
+      const r = stateOf(e.to);
+      if (r?.active && r.refs.via === e.from && alive(e.from)) continue;
+      await runStep(storage, { kind: 'syncRepin', original: formatId(e.from), pin: formatId(e.to) }, ctx);
+      note('repin', shard, `removed pin_repinned_as_pins(${e.from} → ${e.to}): the repin or its original is gone`);
+    }
+    const repins = [...objects].filter(([, o]) => o.type === 'pin' && o.active && o.refs.via !== undefined);
+    const originals = await scan.objectStates(
+      repins.map(([, o]) => o.refs.via!),
+      ctx,
+    );
+    const want = repins.filter(([, o]) => originals.get(o.refs.via!)?.active).map(([id, o]) => ({ from: o.refs.via!, to: id }));
+    const have = await storage.mappings.existing('pin_repinned_as_pins', want, ctx);
     for (const e of want) {
       if (have.has(`${e.from}:${e.to}`)) continue;
-      await mappings.apply([{ op: 'add', table: 'pin_repinned_as_pins', from: e.from, to: e.to, sequence: e.sequence }], ctx);
-      repinEdgesFixed++;
-      note(`added pin_repinned_as_pins(${e.from} → ${e.to}) for the repin on shard ${shard}`);
+      await runStep(storage, { kind: 'syncRepin', original: formatId(e.from), pin: formatId(e.to) }, ctx);
+      note('repin', shard, `added pin_repinned_as_pins(${e.from} → ${e.to}) for the repin`);
     }
+
     // Counts equal to rows, for every list on this shard.
     for (const table of MAPPING_TABLES) {
       for (const m of await scan.countMismatches(shard, table, ctx)) {
         await scan.recount(shard, table, m.id, ctx);
-        await mappings.invalidate([listCacheKey(table, m.id)], ctx);
-        countsFixed++;
-        note(`set ${table} count of ${m.id} to ${m.actual} (was ${m.counted}) on shard ${shard}`);
+        await storage.mappings.invalidate([listCacheKey(table, m.id)], ctx);
+        note('count', shard, `set ${table} count of ${m.id} to ${m.actual} (was ${m.counted})`);
       }
     }
   }
-  return { reversesAdded, reversesRemoved, repinEdgesFixed, countsFixed, fixes };
+  const byKind = Object.fromEntries(FIX_KINDS.map((k) => [k, fixes.filter((f) => f.kind === k).length])) as Record<FixKind, number>;
+  return { fixes, byKind };
+}
+
+type Edge = { from: bigint; to: bigint; sequence: number };
+
+/** The parents an object's own row names (board → owner; pin → board, pinner; comment → pin). */
+function parentRefs(o: ObjectState): bigint[] {
+  return parentEdgesOf(o, 0n).map((p) => p.from);
+}
+
+function parentEdgesOf(o: ObjectState, id: bigint): { table: MappingTable; from: bigint }[] {
+  return parentEdges({ id, type: o.type, refs: o.refs, data: {}, createdAt: o.createdAt, updatedAt: o.createdAt });
+}
+
+/** Deletes one object as its parent's cascade would have (a local transaction, then its own cascade). */
+async function deleteObject(storage: Storage, id: bigint, ctx: OpContext): Promise<void> {
+  await new WriteExecutor(storage).run(
+    {
+      kind: 'reconcile:delete',
+      shard: shardOf(id),
+      args: { id: formatId(id) },
+      first: async (w) => {
+        const o = await w.lock(id);
+        return o && isActive(o) ? { result: true, steps: (await deleteInTx(w, o)).steps } : { result: false, steps: [] };
+      },
+      toRecord: () => ({}),
+      fromRecord: async () => true,
+    },
+    undefined,
+    ctx,
+  );
 }

@@ -8,6 +8,7 @@ import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappin
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import { purge } from './cascade.ts';
 
 /**
  * Where a fault can be injected (tests): inside the first transaction, after it, after each step,
@@ -53,6 +54,12 @@ export class LocalWrite {
     const o = await this.#storage.objects.lockInTx(this.#tx, id);
     if (!o || o.type !== type || !isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${type} with ID ${id}`, { id: `${id}` });
     return o;
+  }
+
+  /** The object (any state), locked until commit. */
+  async lock(id: bigint): Promise<StoredObject | undefined> {
+    this.#own(id);
+    return this.#storage.objects.lockInTx(this.#tx, id);
   }
 
   async softDelete(id: bigint): Promise<boolean> {
@@ -166,12 +173,17 @@ export class WriteExecutor {
     }
     await this.#invalidate(local!, ctx);
     await this.#faults?.('after-first-commit', plan.kind);
-    // One step whose source the first transaction itself settled (the repin it created or the pin
-    // it deleted): mirror that state and confirm it on completion, as `relate` does.
-    const known = intentId === null || out.steps.length !== 1 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
+    // A first step whose source the first transaction itself settled (the repin it created or the
+    // pin it deleted): mirror that state and confirm it on completion, as `relate` does.
+    const known = intentId === null || out.steps.length === 0 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
     if (known && intentId !== null) {
       await this.#storage.mappings.apply([known.change], ctx);
       await this.#faults?.('after-step-0', plan.kind);
+      for (const [i, step] of out.steps.entries()) {
+        if (i === 0) continue;
+        await runStep(this.#storage, step, ctx);
+        await this.#faults?.(`after-step-${i}`, plan.kind);
+      }
       await this.#faults?.('before-complete', plan.kind);
       if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
         await runStep(this.#storage, out.steps[0]!, ctx);
@@ -259,7 +271,7 @@ export class WriteExecutor {
       const replay = await this.#replay(replayable, idem, fingerprint, ctx);
       if (replay.found) return replay.result;
     }
-    const { mappings, intents, router } = this.#storage;
+    const { mappings, intents, router, objects } = this.#storage;
     const step: IntentStep = { kind: 'syncReverse', table: change.table, from: formatId(change.from), to: formatId(change.to) };
     const first = batchOf(
       mappings.changePart(change),
@@ -284,7 +296,7 @@ export class WriteExecutor {
       return await this.#twinOr(err, replayable, idem, fingerprint, ctx);
     }
     const mirrored = reverseChange(reverse, change.from, change.to, state);
-    let applied: { changed: boolean; count: number } | undefined;
+    let applied: { changed: boolean; refused: boolean; count: number } | undefined;
     try {
       await this.#faults?.('after-first-commit', plan.kind);
       applied = await mappings.applyCounting(mirrored, ctx);
@@ -295,7 +307,11 @@ export class WriteExecutor {
     }
     await this.#faults?.('after-step-0', plan.kind);
     await this.#faults?.('before-complete', plan.kind);
-    if (await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx)) {
+    // The other object was deleted meanwhile (its reverse list takes no add): undo the relation as repair would.
+    const converged =
+      !applied.refused &&
+      (await intents.completeIf(shard, intentId, andAlso(mappings.edgeIs(change.table, change.from, change.to, state), objects.activeIs(change.from)), ctx));
+    if (converged) {
       // Confirmed: the edge still is what both sides now say, so the request may read it from here.
       learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
       learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
@@ -370,14 +386,12 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       const table = step.table as MappingTable;
       const reverse = reverseOf(table);
       if (!reverse) throw new Error(`${table} has no reverse table`);
-      const from = BigInt(step.from);
-      const to = BigInt(step.to);
-      await mirror(storage, shardOf(from), shardOf(to), ctx, {
-        inTx: async (tx) => reverseChange(reverse, from, to, await storage.mappings.lockEdgeInTx(tx, table, from, to)),
-        read: async () => reverseChange(reverse, from, to, await storage.mappings.readEdge(table, from, to, ctx)),
-      });
+      await syncReverse(storage, table, reverse, BigInt(step.from), BigInt(step.to), ctx);
       return;
     }
+    case 'purge':
+      await purge(storage, BigInt(step.id), ctx);
+      return;
     case 'syncRepin': {
       const original = BigInt(step.original);
       const pin = BigInt(step.pin);
@@ -396,6 +410,41 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+/**
+ * The forward edge `table(from → to)` as its reverse must mirror it: present only while `from` is
+ * active too (a deleted object's relations are being undone by its cascade). One round trip, a
+ * locking read: the newest committed state.
+ */
+async function forwardState(storage: Storage, table: MappingTable, from: bigint, to: bigint, ctx: OpContext): Promise<EdgeState> {
+  const part = batchOf(storage.objects.activePart(from), storage.mappings.edgePart(table, from, to));
+  const [active, state] = await storage.router.transaction(shardOf(from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+  return active ? state : undefined;
+}
+
+/**
+ * Makes `reverse(to → from)` mirror the forward edge (`forwardState`): apply, then read the forward
+ * side again; if it changed meanwhile, apply again. The last mirror to finish has read the last
+ * state, so concurrent mirrors of one pair converge on it (see WriteExecutor.relate). If the
+ * reverse list refuses the add, `to` was deleted, for good: the forward edge goes too (`to`'s
+ * cascade may be over already, or it never saw an edge added after it began).
+ */
+async function syncReverse(storage: Storage, table: MappingTable, reverse: MappingTable, from: bigint, to: bigint, ctx: OpContext): Promise<void> {
+  let state = await forwardState(storage, table, from, to, ctx);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const { refused } = await storage.mappings.applyOne(reverseChange(reverse, from, to, state), ctx);
+    if (refused) await storage.mappings.apply([{ op: 'remove', table, from, to }], ctx);
+    const now = await forwardState(storage, table, from, to, ctx);
+    if (!refused && now?.sequence === state?.sequence) return;
+    state = now;
+  }
+  throw new ShardqlError('SHARD_UNAVAILABLE', 'A relation kept changing while it was being written; retry');
+}
+
+/** Both conditions. */
+function andAlso(a: SqlCondition, b: SqlCondition): SqlCondition {
+  return { sql: `(${a.sql}) AND (${b.sql})`, values: [...a.values, ...b.values] };
 }
 
 /** How a step derives the change it must make from the side written first. */

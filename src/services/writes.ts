@@ -7,6 +7,7 @@ import { LIMITS, checkEmail, checkText, checkUrl, checkUsername } from '../core/
 import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import { deleteInTx } from './cascade.ts';
 import { createUser } from './users.ts';
 import { WriteExecutor, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 
@@ -146,10 +147,24 @@ export class ProductWrites {
     return this.#s.objects.update(me.id, (cur) => applyPatch(cur.data, patch), ctx);
   }
 
-  /** Soft-deletes the viewer. The username stays claimed, so nobody can take over a deleted name. */
-  async deleteViewer(viewer: bigint | undefined, ctx: OpContext = {}): Promise<boolean> {
+  /**
+   * Deletes the viewer's account and everything it owns (services/cascade.ts): their boards and
+   * pins (with their likes, comments and repin edges), their likes and follows in both directions.
+   * The username stays claimed, so nobody can take over a deleted name.
+   */
+  async deleteViewer(viewer: bigint | undefined, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
-    return this.#s.objects.softDelete(me.id, ctx);
+    return this.#run(this.#cascadePlan('deleteViewer', me), me.id, opts, ctx);
+  }
+
+  /** A delete that cascades: the object off its parents' lists and soft-deleted, then its purge (cascade.ts). */
+  #cascadePlan(kind: string, o: StoredObject): WritePlan<boolean> {
+    // The refs deleteInTx follows never change, so `o` as read before is good enough; the soft
+    // delete locks the row. Deleting again finishes what is left (the steps are idempotent).
+    return this.#deletePlan(kind, shardOf(o.id), o.id, async (w) => {
+      const { deleted, steps } = await deleteInTx(w, o);
+      return { result: deleted, steps };
+    });
   }
 
   // Boards
@@ -196,30 +211,13 @@ export class ProductWrites {
     );
   }
 
-  /** Deletes a board and every pin on it: each pin (edges, then object), then the board's edge and the board together. */
+  /** Deletes a board and, as deleting each pin does, every pin on it; its follows go both ways (cascade.ts). */
   async deleteBoard(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
     const board = await this.#s.objects.get(id, ctx);
     if (!board || board.type !== 'board') throw new ShardqlError('NOT_FOUND', `No board with ID ${id}`);
     this.#own(board, 'owner', me.id, 'board');
-    for (;;) {
-      const [page] = await this.#s.mappings.pages([{ table: 'board_has_pins', from: id, first: 100 }], ctx);
-      if (!page || page.edges.length === 0) break;
-      const pins = await this.#s.objects.getMany(
-        page.edges.map((e) => e.to),
-        ctx,
-      );
-      for (const e of page.edges) {
-        const pin = pins.get(e.to);
-        if (pin) await this.#run(this.#removePinPlan(pin), me.id, {}, ctx);
-        else await this.#s.mappings.apply([{ op: 'remove', table: 'board_has_pins', from: id, to: e.to }], ctx);
-      }
-    }
-    const plan = this.#deletePlan('deleteBoard', shardOf(id), id, async (w) => {
-      await w.edges([{ op: 'remove', table: 'user_has_boards', from: me.id, to: id }]);
-      return { result: await w.softDelete(id), steps: [] };
-    });
-    return this.#run(plan, me.id, opts, ctx);
+    return this.#run(this.#cascadePlan('deleteBoard', board), me.id, opts, ctx);
   }
 
   // Pins
@@ -286,26 +284,13 @@ export class ProductWrites {
     );
   }
 
-  /** Removes a pin: its two list edges and the pin in one transaction on its shard, then its repin edge. */
-  #removePinPlan(pin: StoredObject): WritePlan<boolean> {
-    const { board, pinner, via } = pin.refs;
-    if (board === undefined || pinner === undefined) throw new Error(`pin ${pin.id} has no board or pinner`);
-    return this.#deletePlan('deletePin', shardOf(pin.id), pin.id, async (w) => {
-      await w.edges([
-        { op: 'remove', table: 'board_has_pins', from: board, to: pin.id },
-        { op: 'remove', table: 'user_has_pins', from: pinner, to: pin.id },
-      ]);
-      const deleted = await w.softDelete(pin.id);
-      return { result: deleted, steps: via !== undefined ? [{ kind: 'syncRepin', original: formatId(via), pin: formatId(pin.id) }] : [] };
-    });
-  }
-
   async deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
     const me = await this.#viewer(viewer, ctx);
     const pin = await this.#s.objects.get(id, ctx);
     if (!pin || pin.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
     this.#own(pin, 'pinner', me.id, 'pin');
-    return this.#run(this.#removePinPlan(pin), me.id, opts, ctx);
+    // Its likes (both sides), comments and repin edge go with it (cascade.ts).
+    return this.#run(this.#cascadePlan('deletePin', pin), me.id, opts, ctx);
   }
 
   /** A repin is a new pin on the viewer's board (the board's shard), then the original's repin edge. */

@@ -8,7 +8,9 @@ export type IntentStep =
   /** Make the reverse edge of `table(from → to)` mirror the forward edge: present iff it is. */
   | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
   /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
-  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string };
+  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string }
+  /** Empty every list of the deleted object `id`, deleting its children in turn (services/cascade.ts). */
+  | { readonly kind: 'purge'; readonly id: string };
 
 export interface PendingIntent {
   readonly shard: number;

@@ -4,7 +4,8 @@ import { groupBy } from '../core/groupBy.ts';
 import { shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
-import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Tx } from './shardRouter.ts';
+import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
+import { activeGuardStatements } from './objectStore.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
 import type { LookAside } from './lookAside.ts';
@@ -26,6 +27,8 @@ export type EdgeState = { readonly sequence: number } | undefined;
 
 /** A session variable the statements of `changePart` leave at 1 when their edge changed a row, else 0. */
 const EDGE_CHANGED = '@shardql_edge_changed';
+/** Set by an add's guard: whether the list's owner is active. */
+const OWNER_ACTIVE = '@shardql_owner_active';
 
 export type ListOrder = 'time' | 'owner';
 
@@ -219,19 +222,37 @@ export class MappingStore {
    * decides that (ROW_COUNT()), so no round trip waits on the answer. Reads: whether it changed.
    */
   changePart(c: EdgeChange): BatchPart<boolean> {
+    const part = this.changeOutcomePart(c);
+    return { statements: part.statements, read: (results) => part.read(results).changed };
+  }
+
+  /**
+   * As `changePart`, and also whether an add was refused: nothing is ever added to the list of an
+   * object that is missing or soft-deleted. The add holds a shared lock on the list owner's row
+   * (`activeGuardStatements`) until commit, so it and the owner's soft delete are ordered: an add
+   * that commits first is seen by the delete's cascade (`purge`), one that comes after is refused.
+   */
+  changeOutcomePart(c: EdgeChange): BatchPart<{ changed: boolean; refused: boolean }> {
     const shard = shardOf(c.from);
     const t = table(shard, c.table);
-    let edge: { sql: string; values: SqlValue[] };
+    const guard: Statement[] = [];
+    let edge: Statement;
     if (c.op === 'add') {
       const sequence = c.sequence ?? this.#now();
       // In the owner's order a new pin goes first, like the newest in time order.
       const position = 'ordered' in MAPPINGS[c.table] ? -sequence * POSITION_GAP : null;
-      edge = { sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) VALUES (?, ?, ?, ?)`, values: [c.from, c.to, sequence, position] };
+      guard.push(...activeGuardStatements(c.from, OWNER_ACTIVE), { sql: `SELECT ${OWNER_ACTIVE} AS active` });
+      edge = {
+        sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) SELECT ?, ?, ?, ? FROM DUAL WHERE ${OWNER_ACTIVE} = 1`,
+        values: [c.from, c.to, sequence, position],
+      };
     } else {
       edge = { sql: `DELETE FROM ${t} WHERE from_id = ? AND to_id = ?`, values: [c.from, c.to] };
     }
+    const at = guard.length;
     return {
       statements: [
+        ...guard,
         edge,
         { sql: `SET ${EDGE_CHANGED} := ROW_COUNT()` },
         {
@@ -239,18 +260,54 @@ export class MappingStore {
           values: [c.from, c.table, c.op === 'add' ? 1 : -1],
         },
       ],
-      read: (results) => affectedRows(results[0]!) === 1,
+      read: (results) => ({
+        changed: affectedRows(results[at]!) === 1,
+        refused: at > 0 && Number((results[at - 1] as Row[])[0]?.active ?? 0) !== 1,
+      }),
     };
   }
 
   /**
    * Applies one edge change in a transaction of its own and reads its list's count as that
    * transaction commits it: one round trip. Invalidate the list's cache after (`invalidate`).
+   * `refused`: an add to the list of a missing or deleted object (see `changeOutcomePart`).
    */
-  async applyCounting(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; count: number }> {
-    const part = batchOf(this.changePart(c), this.countPart(c.from, c.table));
-    const [changed, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
-    return { changed, count };
+  async applyCounting(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; refused: boolean; count: number }> {
+    const part = batchOf(this.changeOutcomePart(c), this.countPart(c.from, c.table));
+    const [outcome, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    return { ...outcome, count };
+  }
+
+  /** As `apply` for one change, telling also whether an add was refused (its list's owner is missing or deleted). */
+  async applyOne(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; refused: boolean }> {
+    const part = this.changeOutcomePart(c);
+    const outcome = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    if (outcome.changed) await this.#invalidate([listCacheKey(c.table, c.from)], ctx);
+    return outcome;
+  }
+
+  /**
+   * Up to `limit` edges of each of several lists of one object, as they stand on its shard's
+   * primary (no cache), in one round trip: what a cascade still has to undo. Lowest `to` first.
+   */
+  async firstEdges(from: bigint, tables: readonly MappingTable[], limit: number, ctx: OpContext = {}): Promise<Map<MappingTable, bigint[]>> {
+    const shard = shardOf(from);
+    const parts = tables.map((t, i) => `(SELECT ${i} AS t, to_id FROM ${table(shard, t)} WHERE from_id = ? ORDER BY to_id LIMIT ?)`);
+    const rows = await this.#router.query(
+      this.#router.writableHostOfShard(shard),
+      [shard],
+      parts.join('\nUNION ALL\n'),
+      tables.flatMap(() => [from, limit]),
+      ctx,
+    );
+    const out = new Map<MappingTable, bigint[]>();
+    for (const r of rows) {
+      const t = tables[Number(r.t)]!;
+      let list = out.get(t);
+      if (!list) out.set(t, (list = []));
+      list.push(BigInt(r.to_id as string));
+    }
+    return out;
   }
 
   /** A list's count as a statement for a batch inside a transaction on the shard of `id` (0 if none). */
@@ -282,21 +339,6 @@ export class MappingStore {
     return state === undefined
       ? { sql: `NOT EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ?)`, values: [from, to] }
       : { sql: `EXISTS (SELECT 1 FROM ${t} WHERE from_id = ? AND to_id = ? AND sequence = ?)`, values: [from, to, state.sequence] };
-  }
-
-  /**
-   * One edge as it stands on its primary, in one round trip: a locking read in a transaction of its
-   * own, so it waits for a write of the edge in flight and sees the newest committed state.
-   */
-  async readEdge(tableName: MappingTable, from: bigint, to: bigint, ctx: OpContext = {}): Promise<EdgeState> {
-    const part = this.edgePart(tableName, from, to);
-    return this.#router.transaction(shardOf(from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
-  }
-
-  /** Reads one edge under a lock (a next-key lock when absent) inside a caller's transaction. */
-  async lockEdgeInTx(tx: Tx, tableName: MappingTable, from: bigint, to: bigint): Promise<EdgeState> {
-    const rows = await tx.query(`SELECT sequence FROM ${table(shardOf(from), tableName)} WHERE from_id = ? AND to_id = ? FOR UPDATE`, [from, to]);
-    return rows[0] ? { sequence: Number(rows[0].sequence) } : undefined;
   }
 
   /** Drops the cached pages and counts of lists after a caller's transaction committed. Never throws. */

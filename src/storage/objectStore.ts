@@ -3,7 +3,7 @@ import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.t
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
 import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter, Row, SqlCondition, SqlValue, Tx } from './shardRouter.ts';
+import type { BatchPart, ShardRouter, Row, SqlCondition, SqlValue, Statement, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { LookAside } from './lookAside.ts';
@@ -77,6 +77,26 @@ function tableOf(id: bigint): { type: ObjectType; table: string } {
   return { type, table: OBJECT_TABLES[type] };
 }
 
+/** SQL that holds for an object row that is active (`active` is false only after a soft delete). */
+const ACTIVE_SQL = "COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false'";
+/** The user variable of `activePart`. */
+const SOURCE_ACTIVE = '@shardql_source_active';
+
+/**
+ * Statements for a batch inside a transaction on the shard of `id`: the user variable `variable`
+ * becomes 1 if the object exists and is active, else 0, under a shared lock on its row (held until
+ * commit), so a soft delete of the object waits for this transaction and cannot slip in between.
+ * A soft delete is final: once a transaction sees the object inactive, it stays so.
+ */
+export function activeGuardStatements(id: bigint, variable: string): Statement[] {
+  const { table } = tableOf(id);
+  const { shard, local } = decodeId(id);
+  return [
+    { sql: `SET ${variable} := 0` },
+    { sql: `SELECT 1 INTO ${variable} FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? AND ${ACTIVE_SQL} LOCK IN SHARE MODE`, values: [local] },
+  ];
+}
+
 /**
  * Objects: JSON blobs in per-type tables, addressed by the 64-bit ID. Reads batch by host: one
  * round trip per host however many shards, types and IDs are asked for (a UNION ALL over the
@@ -146,8 +166,22 @@ export class ObjectStore {
     const { shard, local } = decodeId(pin);
     // isActive(): `active` is false only after a soft delete. (JSON_EXTRACT gives the JSON text
     // 'false'; JSON_VALUE would give '0' on MariaDB and 'false' elsewhere.)
-    const exists = `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(pin).table} WHERE local_id = ? AND COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false' AND JSON_VALUE(data, '$.via_pin_id') = ?)`;
+    const exists = `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(pin).table} WHERE local_id = ? AND ${ACTIVE_SQL} AND JSON_VALUE(data, '$.via_pin_id') = ?)`;
     return { sql: present ? exists : `NOT ${exists}`, values: [local, original] };
+  }
+
+  /** Whether the object exists and is active, as a locking read for a batch on its shard (see activeGuardStatements). */
+  activePart(id: bigint): BatchPart<boolean> {
+    return {
+      statements: [...activeGuardStatements(id, SOURCE_ACTIVE), { sql: `SELECT ${SOURCE_ACTIVE} AS active` }],
+      read: (results) => Number((results[2] as Row[])[0]?.active ?? 0) === 1,
+    };
+  }
+
+  /** Holds (in a statement on the object's shard) while the object exists and is active. */
+  activeIs(id: bigint): SqlCondition {
+    const { shard, local } = decodeId(id);
+    return { sql: `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(id).table} WHERE local_id = ? AND ${ACTIVE_SQL})`, values: [local] };
   }
 
   /** Soft-deletes inside a caller's transaction; returns false if it was not active. Invalidate after commit. */

@@ -1,9 +1,25 @@
-import { encodeId } from '../core/ids.ts';
+import { groupBy } from '../core/groupBy.ts';
+import { decodeId, encodeId, shardOf } from '../core/ids.ts';
 import type { MappingTable } from '../core/mappings.ts';
-import { OBJECT_TYPES } from '../core/objectTypes.ts';
+import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
+import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
 import { shardDatabase } from '../core/topology.ts';
-import type { ShardRouter } from './shardRouter.ts';
+import type { Row, ShardRouter } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
+
+/** An object as reconciliation needs it: its type, whether it is active, what it points at. */
+export interface ObjectState {
+  readonly type: ObjectType;
+  readonly active: boolean;
+  readonly refs: ObjectRefs;
+  readonly createdAt: number;
+}
+
+function stateOf(row: Row, type: ObjectType): ObjectState {
+  const raw = row.data;
+  const data = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown>;
+  return { type, active: data.active !== false, refs: decodeRefs(data), createdAt: Number(row.created_at) };
+}
 
 /**
  * Whole-shard reads and fixes for reconciliation (offline tooling, not the request path): every
@@ -25,6 +41,46 @@ export class ShardScan {
       ctx,
     );
     return rows.map((r) => ({ from: BigInt(r.from_id as string), to: BigInt(r.to_id as string), sequence: Number(r.sequence) }));
+  }
+
+  /** Every object on a shard, read from its primary (no cache). */
+  async objectsOn(shard: number, ctx: OpContext = {}): Promise<Map<bigint, ObjectState>> {
+    const db = shardDatabase(shard);
+    const types = Object.keys(OBJECT_TABLES) as ObjectType[];
+    const rows = await this.#router.query(
+      this.#router.writableHostOfShard(shard),
+      [shard],
+      types.map((t) => `SELECT ${OBJECT_TYPES[t]} AS type, local_id, data, created_at FROM ${db}.${OBJECT_TABLES[t]}`).join('\nUNION ALL\n'),
+      [],
+      ctx,
+    );
+    const out = new Map<bigint, ObjectState>();
+    for (const r of rows) {
+      const type = typeName(Number(r.type))!;
+      out.set(encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) }), stateOf(r, type));
+    }
+    return out;
+  }
+
+  /** The given objects as their primaries hold them (missing ones are absent): one round trip per shard. */
+  async objectStates(ids: Iterable<bigint>, ctx: OpContext = {}): Promise<Map<bigint, ObjectState>> {
+    const out = new Map<bigint, ObjectState>();
+    for (const [shard, list] of groupBy([...new Set(ids)], shardOf)) {
+      const db = shardDatabase(shard);
+      const byType = groupBy(list, (id) => typeName(decodeId(id).type)!);
+      const parts: string[] = [];
+      const values: bigint[] = [];
+      for (const [type, of] of byType) {
+        parts.push(`SELECT ${OBJECT_TYPES[type]} AS type, local_id, data, created_at FROM ${db}.${OBJECT_TABLES[type]} WHERE local_id IN (${of.map(() => '?').join(', ')})`);
+        for (const id of of) values.push(decodeId(id).local);
+      }
+      const rows = await this.#router.query(this.#router.writableHostOfShard(shard), [shard], parts.join('\nUNION ALL\n'), values, ctx);
+      for (const r of rows) {
+        const type = typeName(Number(r.type))!;
+        out.set(encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) }), stateOf(r, type));
+      }
+    }
+    return out;
   }
 
   /** IDs of the pins on a shard that are repins (their JSON has `via_pin_id`). */

@@ -203,7 +203,7 @@ describe('Cache: the in-process layer (L1)', () => {
       memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` },
     };
     const report = await withStorage(config, env.topology, (s) => reconcile(s, [shardOf(id)]), 2, { caches: true });
-    assert.equal(report.countsFixed, 1);
+    assert.equal(report.byKind.count, 1);
     assert.equal((await read(b, COUNT)).data.board.pinCount, truth);
     assert.equal((await read(a, COUNT)).data.board.pinCount, truth);
   });

@@ -50,7 +50,7 @@ async function invariantsHold(): Promise<{ fixes: string[]; pendingIntents: numb
   const shards = allShards(env.topology);
   const report = await reconcile(env.storage, shards);
   const pending = await env.storage.intents.pending(shards, 0, 1000);
-  return { fixes: report.fixes, pendingIntents: pending.length };
+  return { fixes: report.fixes.map((f) => `${f.kind}: ${f.text}`), pendingIntents: pending.length };
 }
 
 describe('Writes: a crash at every step boundary, then the repair pass', () => {
