@@ -8,7 +8,12 @@ export type IntentStep =
   /** Make the reverse edge of `table(from → to)` mirror the forward edge: present iff it is. */
   | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
   /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
-  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string };
+  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string }
+  /**
+   * Invalidate cache keys (`o:<id>`, `l:<table>:<from>`) in every layer: a committed write could
+   * not invalidate them nor record that in Redis (recorded after its commit, see LookAside).
+   */
+  | { readonly kind: 'invalidate'; readonly keys: readonly string[] };
 
 export interface PendingIntent {
   readonly shard: number;
@@ -52,6 +57,21 @@ export class IntentLog {
       this.#now(),
     ]);
     return BigInt(res.insertId);
+  }
+
+  /**
+   * Records cache keys whose invalidation failed after a commit on `shard` (an `invalidate` intent,
+   * which the repair pass replays): one round trip. Not part of the write's transaction.
+   */
+  async recordInvalidation(shard: number, keys: readonly string[], ctx: OpContext = {}): Promise<void> {
+    const steps: IntentStep[] = [{ kind: 'invalidate', keys }];
+    await this.#router.query(
+      this.#router.writableHostOfShard(shard),
+      [shard],
+      `INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`,
+      ['invalidate', JSON.stringify(steps), this.#now()],
+      ctx,
+    );
   }
 
   /**
