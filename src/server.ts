@@ -219,17 +219,27 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     log,
   });
 
-  // The repair pass: finishes multi-shard writes interrupted after their first transaction.
+  // The repair pass: finishes multi-shard writes interrupted after their first transaction, and
+  // replays cache invalidations recorded as failed (in MySQL as intents; in Redis: the sweep).
   const repairEvery = opts.repair?.intervalMs ?? 5000;
   let repairing: Promise<unknown> | undefined;
+  const sweep = (): Promise<unknown> =>
+    caching
+      ? layers.sweepUnshared().then(
+          (n) => n > 0 && log('unshared_swept', { keys: n }),
+          (err: unknown) => log('unshared_sweep_failed', { error: err instanceof Error ? err.message : String(err) }),
+        )
+      : Promise.resolve();
   const repairTimer =
     repairEvery > 0
       ? setInterval(() => {
           if (repairing) return;
-          repairing = repairIntents(storage, current, { minAgeMs: opts.repair?.minAgeMs ?? 5000, log: (line) => log('repair', { line }) })
-            .then((r) => r.completed + r.failed > 0 && log('repair_pass', { ...r }))
-            .catch((err: unknown) => log('repair_failed', { error: err instanceof Error ? err.message : String(err) }))
-            .finally(() => (repairing = undefined));
+          repairing = Promise.all([
+            repairIntents(storage, current, { minAgeMs: opts.repair?.minAgeMs ?? 5000, log: (line) => log('repair', { line }) })
+              .then((r) => r.completed + r.failed > 0 && log('repair_pass', { ...r }))
+              .catch((err: unknown) => log('repair_failed', { error: err instanceof Error ? err.message : String(err) })),
+            sweep(),
+          ]).finally(() => (repairing = undefined));
         }, repairEvery)
       : undefined;
   repairTimer?.unref();

@@ -20,7 +20,18 @@ export interface CacheLayers {
   readonly objects: MemcachedObjects;
   readonly lists: RedisLists;
   readonly near: InvalidationLog;
+  /**
+   * One pass of the sweep (any gateway, in the background): invalidates in memcached and Redis the
+   * keys writers recorded as not invalidated there, then forgets the records. Returns how many;
+   * throws (keeping them) if a layer fails.
+   */
+  sweepUnshared(): Promise<number>;
   close(): void;
+}
+
+/** Cache keys by the shared layer that holds them: objects (`o:…`) in memcached, lists (`l:…`) in Redis. */
+function byLayer(keys: readonly string[]): { objects: string[]; lists: string[] } {
+  return { objects: keys.filter((k) => k.startsWith('o:')), lists: keys.filter((k) => k.startsWith('l:')) };
 }
 
 /**
@@ -53,14 +64,31 @@ export async function createCacheLayers(opts: CacheLayersOptions): Promise<Cache
     failover: false,
     logger: { log: () => undefined },
   } as memjs.ClientOptions);
+  const objects = new MemcachedObjects({ client: memcached, timeoutMs });
+  const lists = new RedisLists({ redis, timeoutMs });
   // With no L1 entries the log is still written (other processes' L1s obey it); this one reads none.
-  const near = new InvalidationLog({ redis, timeoutMs, near: { maxEntries: Math.max(1, opts.nearEntries ?? 200_000) } });
+  const near = new InvalidationLog({
+    redis,
+    timeoutMs,
+    near: { maxEntries: Math.max(1, opts.nearEntries ?? 200_000) },
+    // Another writer could not reach a shared layer: invalidate there before reading it again.
+    onUnshared: (keys) => {
+      const k = byLayer(keys);
+      if (k.objects.length > 0) objects.invalidateBeforeNextRead(k.objects);
+      if (k.lists.length > 0) lists.invalidateBeforeNextRead(k.lists);
+    },
+  });
   return {
     redis,
     redisReachable,
-    objects: new MemcachedObjects({ client: memcached, timeoutMs }),
-    lists: new RedisLists({ redis, timeoutMs }),
+    objects,
+    lists,
     near,
+    sweepUnshared: () =>
+      near.sweepUnshared(async (keys) => {
+        const k = byLayer(keys);
+        await Promise.all([k.objects.length > 0 && objects.invalidate(k.objects), k.lists.length > 0 && lists.invalidate(k.lists)]);
+      }),
     close() {
       redis.disconnect();
       memcached.close();

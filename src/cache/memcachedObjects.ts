@@ -183,6 +183,14 @@ export class MemcachedObjects {
     await this.#breaker.invalidating(keys, (k) => this.#tombstone(k, stats));
   }
 
+  /**
+   * Keys another process could not invalidate (it said so in the invalidation log): they are
+   * tombstoned before this gateway next reads the layer, as its own failed invalidations are.
+   */
+  invalidateBeforeNextRead(keys: readonly string[]): void {
+    this.#breaker.addPending(keys);
+  }
+
   /** One round trip per server. Throws if a server fails. */
   async #tombstone(keys: readonly string[], stats?: CacheStats): Promise<void> {
     await Promise.all(

@@ -128,6 +128,11 @@ export class RedisLists {
     await this.#breaker.invalidating(lists, (k) => this.#newGenerations(k, stats));
   }
 
+  /** Lists another process could not invalidate: given new generations before this gateway next reads them. */
+  invalidateBeforeNextRead(lists: readonly string[]): void {
+    this.#breaker.addPending(lists);
+  }
+
   async #newGenerations(lists: readonly string[], stats?: CacheStats): Promise<void> {
     stats?.roundTrip('redis');
     const pipe = this.#redis.pipeline() as unknown as { shardqlInvalidate(...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };

@@ -405,6 +405,9 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
       return;
     }
+    case 'invalidate':
+      await storage.replayInvalidation(step.keys, ctx);
+      return;
     default: {
       const unknown: never = step;
       throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);

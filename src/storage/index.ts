@@ -1,3 +1,5 @@
+import { groupBy } from '../core/groupBy.ts';
+import { shardOf } from '../core/ids.ts';
 import type { Topology } from '../core/topology.ts';
 import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
@@ -8,6 +10,7 @@ import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { RedisLists } from '../cache/redisLists.ts';
 import type { InvalidationLog } from '../cache/invalidationLog.ts';
+import type { OpContext } from './sqlStats.ts';
 
 export interface Storage {
   readonly router: ShardRouter;
@@ -15,7 +18,17 @@ export interface Storage {
   readonly mappings: MappingStore;
   readonly lookups: ModShardStore;
   readonly intents: IntentLog;
+  /**
+   * Invalidates cache keys (`o:<id>`, `l:<table>:<from>`) in every layer and the log; throws if any
+   * layer fails. The repair pass's replay of an `invalidate` intent.
+   */
+  replayInvalidation(keys: readonly string[], ctx?: OpContext): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The object or list owner a cache key is about: its shard is where a failed invalidation is recorded. */
+function idOfCacheKey(key: string): bigint {
+  return BigInt(key.slice(key.lastIndexOf(':') + 1));
 }
 
 export interface StorageOptions {
@@ -26,8 +39,8 @@ export interface StorageOptions {
   readonly now?: () => number;
   /** Look-aside caches: objects in memcached, mapping pages and counts in Redis. Each optional. */
   readonly cache?: { readonly objects?: MemcachedObjects; readonly lists?: RedisLists; readonly near?: InvalidationLog };
-  /** A cache invalidation failed after a commit: the stale entry lives until its TTL. */
-  readonly onInvalidationError?: (layer: 'memcached' | 'redis', err: unknown) => void;
+  /** A cache invalidation (or its durable record, 'mysql') failed after a commit. */
+  readonly onInvalidationError?: (layer: 'memcached' | 'redis' | 'mysql', err: unknown) => void;
   /** A host refused a write because it is read-only (a demoted primary): re-read the topology. */
   readonly onReadOnly?: (host: string) => void;
 }
@@ -42,16 +55,30 @@ export function createStorage(opts: StorageOptions): Storage {
     ...(opts.onReadOnly ? { onReadOnly: opts.onReadOnly } : {}),
   });
   const clock = opts.now ? { now: opts.now } : {};
+  const intents = new IntentLog({ router, ...clock });
   const lookAside = new LookAside({
     log: opts.cache?.near,
-    onInvalidationError: (layer, e) => opts.onInvalidationError?.(layer === 'memcached' ? 'memcached' : 'redis', e),
+    onInvalidationError: (layer, e) => opts.onInvalidationError?.(layer === 'memcached' || layer === 'mysql' ? layer : 'redis', e),
+    // Failed and not recorded in Redis: an intent on the shard of each key (where its write committed).
+    outbox: async (keys, ctx) => {
+      const byShard = groupBy(keys, (k) => shardOf(idOfCacheKey(k)));
+      await Promise.all([...byShard].map(([shard, list]) => intents.recordInvalidation(shard, list, ctx)));
+    },
   });
+  const objects = new ObjectStore({ router, ...clock, cache: opts.cache?.objects, lookAside });
+  const mappings = new MappingStore({ router, ...clock, cache: opts.cache?.lists, lookAside });
   return {
     router,
-    objects: new ObjectStore({ router, ...clock, cache: opts.cache?.objects, lookAside }),
-    mappings: new MappingStore({ router, ...clock, cache: opts.cache?.lists, lookAside }),
+    objects,
+    mappings,
     lookups: new ModShardStore({ router, ...clock }),
-    intents: new IntentLog({ router, ...clock }),
+    intents,
+    async replayInvalidation(keys, ctx = {}) {
+      await Promise.all([
+        objects.replayInvalidation(keys.filter((k) => k.startsWith('o:')).map(idOfCacheKey), ctx),
+        mappings.replayInvalidation(keys.filter((k) => k.startsWith('l:')), ctx),
+      ]);
+    },
     close: () => router.close(),
   };
 }

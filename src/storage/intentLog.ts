@@ -10,7 +10,12 @@ export type IntentStep =
   /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
   | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string }
   /** Empty every list of the deleted object `id`, deleting its children in turn (services/cascade.ts). */
-  | { readonly kind: 'purge'; readonly id: string };
+  | { readonly kind: 'purge'; readonly id: string }
+  /**
+   * Invalidate cache keys (`o:<id>`, `l:<table>:<from>`) in every layer: a committed write could
+   * not invalidate them nor record that in Redis (recorded after its commit, see LookAside).
+   */
+  | { readonly kind: 'invalidate'; readonly keys: readonly string[] };
 
 export interface PendingIntent {
   readonly shard: number;
@@ -54,6 +59,21 @@ export class IntentLog {
       this.#now(),
     ]);
     return BigInt(res.insertId);
+  }
+
+  /**
+   * Records cache keys whose invalidation failed after a commit on `shard` (an `invalidate` intent,
+   * which the repair pass replays): one round trip. Not part of the write's transaction.
+   */
+  async recordInvalidation(shard: number, keys: readonly string[], ctx: OpContext = {}): Promise<void> {
+    const steps: IntentStep[] = [{ kind: 'invalidate', keys }];
+    await this.#router.query(
+      this.#router.writableHostOfShard(shard),
+      [shard],
+      `INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`,
+      ['invalidate', JSON.stringify(steps), this.#now()],
+      ctx,
+    );
   }
 
   /**

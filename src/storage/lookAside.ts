@@ -20,11 +20,18 @@ export interface NearSlot {
  */
 export class LookAside {
   readonly #log: InvalidationLog | undefined;
-  readonly #onInvalidationError: (layer: CacheLayer, err: unknown) => void;
+  readonly #onInvalidationError: (layer: CacheLayer | 'mysql', err: unknown) => void;
+  readonly #outbox: ((keys: readonly string[], ctx: OpContext) => Promise<void>) | undefined;
 
-  constructor(opts: { log?: InvalidationLog | undefined; onInvalidationError?: (layer: CacheLayer, err: unknown) => void }) {
+  constructor(opts: {
+    log?: InvalidationLog | undefined;
+    onInvalidationError?: (layer: CacheLayer | 'mysql', err: unknown) => void;
+    /** Records keys whose invalidation failed and could not be recorded in Redis, in MySQL (see `invalidate`). */
+    outbox?: (keys: readonly string[], ctx: OpContext) => Promise<void>;
+  }) {
     this.#log = opts.log;
     this.#onInvalidationError = opts.onInvalidationError ?? (() => undefined);
+    this.#outbox = opts.outbox;
   }
 
   /**
@@ -75,30 +82,60 @@ export class LookAside {
   /**
    * After a commit: the shared layer first, then the log every gateway's L1 obeys — in that order,
    * so no gateway refills its L1 from a stale shared copy. Never fails the committed write; a
-   * failure is reported (and each layer replays its own failed invalidations).
+   * failure is reported, and made durable before the write is acknowledged:
+   *   - the shared layer failed (memcached unreachable from here): the log entry says so and Redis
+   *     records the keys, so every gateway invalidates them in the shared layer before it next
+   *     reads them, and any gateway's sweep does (`CacheLayers.sweepUnshared`);
+   *   - the log could not be written either (Redis unreachable from here too), or there is no log:
+   *     `outbox` records the keys in MySQL (an intent on each key's shard), and any gateway's
+   *     repair pass invalidates every layer and appends to the log for them.
+   * Nothing extra is sent when every layer answered.
+   *
+   * `strict` (the repair pass replaying such a record): throws if any layer fails, records nothing.
    */
   async invalidate(
     ctx: OpContext,
     keys: readonly string[],
     shared?: { readonly layer: CacheLayer; readonly run: (keys: readonly string[]) => Promise<void> },
+    strict = false,
   ): Promise<void> {
     if (keys.length === 0) return;
+    // A process without the shared layer cannot do a replay's work: leave the record to one that has it.
+    if (strict && !shared) throw new Error('no shared cache layer here to replay an invalidation');
+    let sharedDone = true;
+    let failure: unknown;
     if (shared) {
       try {
         await shared.run(keys);
       } catch (err) {
+        sharedDone = false;
+        failure = err;
         ctx.cache?.error(shared.layer);
         this.#onInvalidationError(shared.layer, err);
       }
     }
+    let logged = false;
     if (this.#log) {
       ctx.cache?.roundTrip('redis');
       try {
-        await this.#log.append(keys);
+        await this.#log.append(keys, sharedDone ? [] : keys);
+        logged = true;
       } catch (err) {
+        failure = err;
         ctx.cache?.error('redis');
         this.#onInvalidationError('redis', err);
       }
+    }
+    if (strict) {
+      if (failure !== undefined) throw failure instanceof Error ? failure : new Error(String(failure));
+      return;
+    }
+    // Recorded in Redis (or nothing failed, or nothing else is stale: no log and no failure).
+    if (logged || (sharedDone && !this.#log) || !this.#outbox) return;
+    try {
+      await this.#outbox(keys, ctx);
+    } catch (err) {
+      this.#onInvalidationError('mysql', err);
     }
   }
 }

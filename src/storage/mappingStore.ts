@@ -173,9 +173,9 @@ export class MappingStore {
   }
 
   /** Drops the cached pages and counts of lists after a commit (Redis, then the invalidation log). Never throws. */
-  async #invalidate(lists: readonly string[], ctx: OpContext): Promise<void> {
+  async #invalidate(lists: readonly string[], ctx: OpContext, strict = false): Promise<void> {
     const redis = this.#lists;
-    await this.#lookAside.invalidate(ctx, lists, redis ? { layer: 'redis', run: (keys) => redis.invalidate(keys, ctx.cache) } : undefined);
+    await this.#lookAside.invalidate(ctx, lists, redis ? { layer: 'redis', run: (keys) => redis.invalidate(keys, ctx.cache) } : undefined, strict);
   }
 
   /**
@@ -344,6 +344,11 @@ export class MappingStore {
   /** Drops the cached pages and counts of lists after a caller's transaction committed. Never throws. */
   async invalidate(lists: readonly string[], ctx: OpContext = {}): Promise<void> {
     await this.#invalidate(lists, ctx);
+  }
+
+  /** Replays an invalidation recorded as failed (the repair pass): throws if a layer fails. */
+  async replayInvalidation(lists: readonly string[], ctx: OpContext = {}): Promise<void> {
+    await this.#invalidate(lists, ctx, true);
   }
 
   /** Many pages in one round trip per host: each page is one indexed subquery of a UNION ALL. */

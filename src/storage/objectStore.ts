@@ -8,7 +8,6 @@ import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
 import type { LookAside } from './lookAside.ts';
 
-/** The cache key of an object. */
 /** The cache key of an object: `o:<id>` (namespace 'o' of the in-process cache, see lookAside.ts). */
 export const objectCacheKey = (id: bigint): string => `o:${id}`;
 
@@ -116,12 +115,13 @@ export class ObjectStore {
   }
 
   /** Tombstones the cached copies after a commit (memcached, then the invalidation log). Never throws. */
-  async #invalidate(ids: readonly bigint[], ctx: OpContext): Promise<void> {
+  async #invalidate(ids: readonly bigint[], ctx: OpContext, strict = false): Promise<void> {
     const cache = this.#cache;
     await this.#lookAside.invalidate(
       ctx,
       ids.map(objectCacheKey),
       cache ? { layer: 'memcached', run: (keys) => cache.invalidate(keys, ctx.cache) } : undefined,
+      strict,
     );
   }
 
@@ -200,6 +200,11 @@ export class ObjectStore {
   /** Tombstones cached copies after a caller's transaction committed. Never throws. */
   async invalidate(ids: readonly bigint[], ctx: OpContext = {}): Promise<void> {
     await this.#invalidate(ids, ctx);
+  }
+
+  /** Replays an invalidation recorded as failed (the repair pass): throws if a layer fails. */
+  async replayInvalidation(ids: readonly bigint[], ctx: OpContext = {}): Promise<void> {
+    await this.#invalidate(ids, ctx, true);
   }
 
   /**

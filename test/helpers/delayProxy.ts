@@ -4,12 +4,15 @@ import type { AddressInfo } from 'node:net';
 /**
  * A TCP proxy that adds latency to what a server sends back: put it in front of a real MariaDB
  * and publish it in a topology as one host's address, and that host becomes slow (`delayMs`) or
- * back to normal (0) at will — the real server, the real driver, only slower.
+ * back to normal (0) at will — the real server, the real driver, only slower. Or cut (`cut`):
+ * unreachable from the clients behind the proxy only, while others still reach the server.
  */
 export interface DelayProxy {
   readonly port: number;
   /** Added to every chunk the server sends, ms. Order is kept. */
   delayMs: number;
+  /** True: every connection is cut and new ones are closed at once, until set back to false. */
+  cut: boolean;
   /** Resolves when the next chunk from a client (a query) reaches the proxy. */
   nextClientChunk(): Promise<void>;
   close(): Promise<void>;
@@ -17,9 +20,13 @@ export interface DelayProxy {
 
 export async function startDelayProxy(target: { host: string; port: number }, delayMs = 0): Promise<DelayProxy> {
   const sockets = new Set<Socket>();
-  const state = { delayMs };
+  const state = { delayMs, cut: false };
   let waiters: (() => void)[] = [];
   const server: Server = createServer((client) => {
+    if (state.cut) {
+      client.destroy();
+      return;
+    }
     const upstream = connect(target.port, target.host);
     sockets.add(client).add(upstream);
     let lastDue = 0;
@@ -56,6 +63,13 @@ export async function startDelayProxy(target: { host: string; port: number }, de
     },
     set delayMs(ms: number) {
       state.delayMs = ms;
+    },
+    get cut() {
+      return state.cut;
+    },
+    set cut(on: boolean) {
+      state.cut = on;
+      if (on) for (const s of sockets) s.destroy();
     },
     nextClientChunk: () => new Promise<void>((resolve) => waiters.push(resolve)),
     async close() {
