@@ -11,6 +11,7 @@ import type { FaultPoint } from '../../src/services/writeExecutor.ts';
 import { allShards, reconcile, repairIntents } from '../../src/services/repair.ts';
 import { shardOf } from '../../src/core/ids.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
+import type { MappingTable } from '../../src/core/mappings.ts';
 
 let env: TestEnv;
 let armed: { point: FaultPoint; kind?: string; chance?: number } | undefined;
@@ -63,9 +64,14 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
     const aliceBoard = await writes.createBoard(alice.id, { name: 'alice board' });
     assert.notEqual(shardOf(alice.id), shardOf(bob.id));
 
-    type Case = { kind: string; setup: () => Promise<unknown>; act: () => Promise<unknown>; effect: () => Promise<boolean> };
+    type Case = { kind: string; points?: FaultPoint[]; setup: () => Promise<unknown>; act: () => Promise<unknown>; effect: () => Promise<boolean> };
     let pin: StoredObject;
     let repinned: StoredObject | undefined;
+    let doomed: StoredObject | undefined;
+    let leaver: StoredObject | undefined;
+    let leavers = 0;
+    const edge = async (table: MappingTable, from: bigint, to: bigint) => (await env.storage.mappings.existing(table, [{ from, to }])).size === 1;
+    const listOf = async (table: MappingTable, from: bigint) => (await env.storage.mappings.pages([{ table, from, first: 5 }]))[0]!.edges.length;
     const liked = async () => (await env.storage.mappings.existing('user_likes_pins', [{ from: alice.id, to: pin.id }])).size === 1;
     const follows = async () => (await env.storage.mappings.existing('user_follows_users', [{ from: alice.id, to: bob.id }])).size === 1;
     const followsBoard = async () => (await env.storage.mappings.existing('user_follows_boards', [{ from: alice.id, to: bobBoard.id }])).size === 1;
@@ -111,10 +117,53 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
         act: () => writes.deletePin(alice.id, repinned!.id),
         effect: async () => (await env.storage.mappings.pages([{ table: 'pin_repinned_as_pins', from: pin.id, first: 5 }]))[0]!.edges.length === 0,
       },
+      // Deletes that cascade: a pin with a like and a comment; a board with a liked pin and a
+      // follower; an account with boards, pins, likes and follows both ways.
+      {
+        kind: 'deletePin',
+        points: [...POINTS, 'after-step-1'],
+        setup: async () => {
+          pin = await writes.createPin(bob.id, bobBoard.id, { title: 'liked, commented' });
+          repinned = await writes.repin(alice.id, pin.id, aliceBoard.id);
+          await writes.likePin(bob.id, repinned.id);
+          await writes.createComment(bob.id, repinned.id, 'nice');
+        },
+        act: () => writes.deletePin(alice.id, repinned!.id),
+        effect: async () => !(await edge('user_likes_pins', bob.id, repinned!.id)) && (await listOf('pin_has_comments', repinned!.id)) === 0,
+      },
+      {
+        kind: 'deleteBoard',
+        setup: async () => {
+          doomed = await writes.createBoard(bob.id, { name: 'doomed' });
+          pin = await writes.createPin(bob.id, doomed.id, { title: 'on a doomed board' });
+          await writes.likePin(alice.id, pin.id);
+          await writes.followBoard(alice.id, doomed.id);
+        },
+        act: () => writes.deleteBoard(bob.id, doomed!.id),
+        effect: async () => !(await edge('user_likes_pins', alice.id, pin.id)) && !(await edge('user_follows_boards', alice.id, doomed!.id)),
+      },
+      {
+        kind: 'deleteViewer',
+        setup: async () => {
+          leaver = await userOnOtherHost(`fault_leaver${leavers++}_`, alice.id);
+          const b = await writes.createBoard(leaver.id, { name: 'leaving' });
+          pin = await writes.createPin(leaver.id, b.id, { title: 'leaving' });
+          await writes.likePin(alice.id, pin.id);
+          await writes.followUser(alice.id, leaver.id);
+          await writes.followUser(leaver.id, alice.id);
+          await writes.followBoard(leaver.id, bobBoard.id);
+        },
+        act: () => writes.deleteViewer(leaver!.id),
+        effect: async () =>
+          !(await edge('user_likes_pins', alice.id, pin.id)) &&
+          !(await edge('user_follows_users', alice.id, leaver!.id)) &&
+          !(await edge('user_followed_by_users', alice.id, leaver!.id)) &&
+          !(await edge('board_followed_by_users', bobBoard.id, leaver!.id)),
+      },
     ];
     let runs = 0;
     for (const c of cases) {
-      for (const point of POINTS) {
+      for (const point of c.points ?? POINTS) {
         await c.setup();
         armed = { point, kind: c.kind };
         await assert.rejects(c.act(), InjectedCrash, `${c.kind} at ${point}`);
@@ -132,7 +181,7 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
       }
     }
     console.log(
-      `# fault injection: ${cases.length} mutations × ${POINTS.length} step boundaries = ${runs} crashes; after repair: 0 hanging edges, 0 duplicates, counts = rows`,
+      `# fault injection: ${cases.length} mutations × their step boundaries = ${runs} crashes; after repair: 0 hanging edges, 0 duplicates, counts = rows`,
     );
   });
 });
