@@ -6,7 +6,8 @@
  *   shardql topology <command>       the shard map in etcd: publish, show, diff, open-range, move, promote, fence
  *   shardql provision                create the shard databases
  *   shardql token <user>             mint a viewer token
- *   shardql serve | dev              run the gateway (dev: everything for a fresh machine first)
+ *   shardql serve | dev              run the gateway (dev: everything for a fresh machine first, and a worker)
+ *   shardql worker | jobs            run background jobs; the queues' depth, failures and lag
  *
  * Exit status: 0 success, 1 failure (one line on stderr; SHARDQL_DEBUG=1 adds the stack), 2 usage.
  */
@@ -20,9 +21,10 @@ import { serverCommands } from './cli/serverCommands.ts';
 import { stackCommands } from './cli/stackCommands.ts';
 import { topologyCommands } from './cli/topologyCommands.ts';
 import { topologyOpsCommands } from './cli/topologyOpsCommands.ts';
+import { workerCommands } from './cli/workerCommands.ts';
 import { StackError } from './stack/errors.ts';
 
-const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...repairCommands, ...serverCommands];
+const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...repairCommands, ...serverCommands, ...workerCommands];
 
 const root = resolve(import.meta.dirname, '..');
 

@@ -1,5 +1,6 @@
 import type { StackInfo } from './stack/localStack.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
+import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -46,6 +47,11 @@ export interface GatewayConfig {
    * by the invalidation log in Redis; 0 turns it off. Default 200000.
    */
   readonly nearCacheEntries?: number;
+  /**
+   * Base of the job queues' Redis keys; each queue's keys share a hash tag built from it
+   * (`{shardql:jobs:feed}:…`), so they work on a Redis Cluster. Default `shardql:jobs`.
+   */
+  readonly queuePrefix?: string;
 }
 
 export class ConfigError extends Error {
@@ -73,7 +79,8 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *   SHARDQL_ENV, SHARDQL_PORT (default 4000), SHARDQL_ETCD (comma-separated URLs),
  *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port),
  *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
- *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS
+ *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
+ *   SHARDQL_QUEUE_PREFIX
  */
 export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
   const mode = env.SHARDQL_ENV ?? (stack ? 'development' : 'production');
@@ -96,6 +103,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
     jwtSecret,
     ...(trusted ? { trustedDocuments: trusted } : {}),
+    ...(env.SHARDQL_QUEUE_PREFIX ? { queuePrefix: queuePrefixOf(env.SHARDQL_QUEUE_PREFIX) } : {}),
     ...limits(env, mode),
     ...adminAndRefresh(env, stack),
   };
@@ -159,4 +167,58 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Partial<GatewayConfig>;
+}
+
+function queuePrefixOf(text: string): string {
+  if (!/^[A-Za-z0-9:._-]{1,100}$/.test(text)) throw new ConfigError(`SHARDQL_QUEUE_PREFIX must be 1-100 of A-Z a-z 0-9 : . _ - (it becomes a Redis hash tag), got ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** What `shardql worker` needs besides the gateway's configuration (README "Configuration"). */
+export interface WorkerConfig {
+  /** Queues this process serves. SHARDQL_WORKER_QUEUES, default every queue. */
+  readonly queues: readonly QueueName[];
+  /** Jobs at once per queue. SHARDQL_WORKER_CONCURRENCY: `16` (fan-out) or `feed=16,sweeps=1`; unset: each queue's default. */
+  readonly concurrency: Partial<Record<QueueName, number>>;
+  /** A job's lock lifetime without renewal, ms: how soon a killed worker's job runs again (plus one stalled check). Default 15000. */
+  readonly lockMs: number;
+  /** How often any worker looks for stalled jobs, ms. Default 5000. */
+  readonly stalledCheckMs: number;
+  /** SIGTERM: how long running jobs may take to finish or return, ms. Default 10000. */
+  readonly stopGraceMs: number;
+  /** Sweep schedules, ms between runs; 0 turns one off. Defaults 10000 (repair) and 21600000 (reconcile, 6 h). */
+  readonly repairEveryMs: number;
+  readonly reconcileEveryMs: number;
+  /** SHARDQL_WORKER_TEST_JOBS=1 registers the probe jobs the queue's tests use. Never in production. */
+  readonly testJobs: boolean;
+}
+
+export function loadWorkerConfig(env: Env): WorkerConfig {
+  const int = (name: string, fallback: number, min: number): number => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`);
+    return n;
+  };
+  const parsed = <T>(name: string, parse: (text: string) => T, fallback: T): T => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    try {
+      return parse(text);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  };
+  const lockMs = int('SHARDQL_WORKER_LOCK_MS', 15_000, 200);
+  return {
+    queues: parsed('SHARDQL_WORKER_QUEUES', parseQueueList, [...QUEUE_NAMES]),
+    concurrency: parsed('SHARDQL_WORKER_CONCURRENCY', parseConcurrency, {}),
+    lockMs,
+    stalledCheckMs: int('SHARDQL_WORKER_STALLED_CHECK_MS', Math.min(5000, lockMs), 100),
+    stopGraceMs: int('SHARDQL_WORKER_STOP_GRACE_MS', 10_000, 0),
+    repairEveryMs: int('SHARDQL_REPAIR_EVERY_MS', 10_000, 0),
+    reconcileEveryMs: int('SHARDQL_RECONCILE_EVERY_MS', 6 * 3600_000, 0),
+    testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
+  };
 }

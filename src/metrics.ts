@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheStats } from './cache/cacheStats.ts';
+import type { QueueStats } from './jobs/jobQueue.ts';
 import type { SqlStats } from './storage/sqlStats.ts';
 
 /**
@@ -21,9 +22,26 @@ export class GatewayMetrics {
   readonly rateLimit = new Counter({ name: 'shardql_rate_limit_total', help: 'Rate-limit decisions by outcome', labelNames: ['outcome'], registers: [this.registry] });
   readonly topologyRevision = new Gauge({ name: 'shardql_topology_revision', help: 'etcd revision of the topology in force', registers: [this.registry] });
   readonly topologyAge = new Gauge({ name: 'shardql_topology_age_seconds', help: 'Seconds since the topology in force was confirmed current', registers: [this.registry] });
+  readonly #queueJobs = new Gauge({ name: 'shardql_queue_jobs', help: 'Background jobs per queue and state (waiting, active, delayed, failed)', labelNames: ['queue', 'state'], registers: [this.registry] });
+  readonly #queueLag = new Gauge({ name: 'shardql_queue_lag_seconds', help: 'How long the oldest waiting job of a queue has been due (0: none waits)', labelNames: ['queue'], registers: [this.registry] });
+  readonly #queueStatsErrors = new Counter({ name: 'shardql_queue_stats_errors_total', help: 'Scrapes whose queue gauges could not be read (Redis slow or down: the gauges are left out)', registers: [this.registry] });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The queues' gauges as of `stats`; null (Redis did not answer in time): no queue gauge at all rather than stale ones. */
+  recordQueues(stats: readonly QueueStats[] | null): void {
+    this.#queueJobs.reset();
+    this.#queueLag.reset();
+    if (stats === null) {
+      this.#queueStatsErrors.inc();
+      return;
+    }
+    for (const s of stats) {
+      for (const state of ['waiting', 'active', 'delayed', 'failed'] as const) this.#queueJobs.set({ queue: s.queue, state }, s[state]);
+      this.#queueLag.set({ queue: s.queue }, (s.lagMs ?? 0) / 1000);
+    }
   }
 
   recordRequest(seconds: number, failed: boolean, sql: SqlStats, cache: CacheStats): void {

@@ -3,6 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { CacheStats } from './cache/cacheStats.ts';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { jobsRedis } from './jobs/connection.ts';
+import { JobQueue, statsForScrapes } from './jobs/jobQueue.ts';
+import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
+import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
@@ -131,6 +135,11 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   });
   metrics.topologyRevision.set(Number(watcher.revision()));
   const writes = new ProductWrites({ storage, topology: () => current });
+  // The job queue: services enqueue through it (its `BackgroundJobs` port; the feed fan-out will be
+  // the first writer to), and /metrics reads its depth and lag. Workers are other processes.
+  const jobsClient = jobsRedis(config.redis, 'producer');
+  const jobs = new JobQueue({ redis: jobsClient, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
+  const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
 
@@ -214,6 +223,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     metrics: async () => {
       metrics.topologyRevision.set(Number(watcher.revision()));
       metrics.topologyAge.set(watcher.ageMs() / 1000);
+      metrics.recordQueues(await queueStats());
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
     log,
@@ -281,6 +291,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       await repairing;
       await apollo.stop();
       await storage.close();
+      await jobs.close().catch(() => undefined);
+      jobsClient.disconnect();
       layers.close();
       await watcher.stop();
       await presence.stop();

@@ -8,6 +8,7 @@ import { runProvision } from './dataCommands.ts';
 import { seconds } from './format.ts';
 import { configFor, println, stackHosts, stackInfo, withEtcd, withStorage } from './runtime.ts';
 import { bringStackUp } from './stackCommands.ts';
+import { spawnWorker, type WorkerProcess } from './workerCommands.ts';
 import { DEFAULT_STACK_SHARDS, printChanges, publishIfUnchanged, readPublished, stackLayout } from './topologyCommands.ts';
 
 const STOP_TIMEOUT_MS = 15_000;
@@ -24,21 +25,22 @@ async function startGateway(ctx: CliContext, config: GatewayConfig, opts: { host
   return server.startGateway(config, { log: (line: string) => println(ctx.stdout, line), ...opts });
 }
 
-/** Waits for SIGINT/SIGTERM, then stops the gateway (giving up after STOP_TIMEOUT_MS). */
-async function serveUntilSignal(ctx: CliContext, gateway: RunningGateway): Promise<number> {
+/** Waits for SIGINT/SIGTERM, then stops the gateway and its worker, if any (giving up after STOP_TIMEOUT_MS). */
+async function serveUntilSignal(ctx: CliContext, gateway: RunningGateway, worker?: WorkerProcess): Promise<number> {
   const signal = await ctx.waitForSignal();
-  println(ctx.stderr, `${signal}: stopping the gateway (again to force)`);
+  println(ctx.stderr, `${signal}: stopping the gateway${worker ? ' and the worker' : ''} (again to force)`);
+  const workerStopped = worker?.stop(STOP_TIMEOUT_MS);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
   });
   try {
-    const outcome = await Promise.race([gateway.stop().then(() => 'stopped' as const), timeout]);
+    const outcome = await Promise.race([Promise.all([gateway.stop(), workerStopped]).then(() => 'stopped' as const), timeout]);
     if (outcome === 'timeout') throw new CliError(`The gateway did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
   } finally {
     clearTimeout(timer);
   }
-  println(ctx.stderr, 'Gateway stopped.');
+  println(ctx.stderr, worker ? 'Gateway and worker stopped.' : 'Gateway stopped.');
   return 0;
 }
 
@@ -59,7 +61,7 @@ const serve: Command = {
 };
 
 function step(ctx: CliContext, n: number, text: string): void {
-  println(ctx.stdout, `\n[${n}/5] ${text}`);
+  println(ctx.stdout, `\n[${n}/6] ${text}`);
 }
 
 /** The published topology if it maps exactly the stack's hosts; else publishes the default layout. */
@@ -85,7 +87,8 @@ const dev: Command = {
   details:
     `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout unless the published one\n` +
     'already maps the stack, creates the shard databases, loads the demo data once, and serves the gateway in\n' +
-    'development mode on $SHARDQL_PORT (default 4000). Ctrl-C stops the gateway; the stack keeps running.',
+    'development mode on $SHARDQL_PORT (default 4000), with one `shardql worker` process beside it (background\n' +
+    'jobs: sweeps now, feed fan-out later). Ctrl-C stops both; the stack keeps running.',
   async run(_args, ctx) {
     const started = Date.now();
     step(ctx, 1, 'Local stack');
@@ -120,9 +123,12 @@ const dev: Command = {
         `    -d '{"query":"{ viewer { id username } }"}'`,
       );
     }
-    lines.push('', 'Ctrl-C stops the gateway; the stack keeps running (`shardql stack down` stops it).');
+    step(ctx, 6, 'Worker');
+    const worker = spawnWorker(ctx, { SHARDQL_ENV: 'development' });
+    lines.push('', `Worker: pid ${worker.pid} (background jobs; \`shardql jobs\` shows the queues).`);
+    lines.push('', 'Ctrl-C stops the gateway and the worker; the stack keeps running (`shardql stack down` stops it).');
     for (const line of lines) println(ctx.stdout, line);
-    return serveUntilSignal(ctx, gateway);
+    return serveUntilSignal(ctx, gateway, worker);
   },
 };
 

@@ -1,0 +1,100 @@
+/**
+ * The composition root of a worker process (`shardql worker`): the topology (watched like a
+ * gateway's, and registered like one, so a shard move waits for this process too before copying),
+ * storage with the caches (a worker's writes invalidate memcached, Redis and every gateway's L1 like
+ * a gateway's), the job queue, the sweep schedules, and the workers. Gateways and workers share
+ * nothing but Redis, MySQL and etcd: either scales on its own.
+ */
+import { createCacheLayers } from './cache/cacheLayers.ts';
+import type { GatewayConfig, WorkerConfig } from './config.ts';
+import type { Topology } from './core/topology.ts';
+import { jobsRedis } from './jobs/connection.ts';
+import type { JobRegistry } from './jobs/jobKind.ts';
+import { JobQueue } from './jobs/jobQueue.ts';
+import { JobWorkers } from './jobs/jobWorkers.ts';
+import { probeKinds } from './jobs/kinds/probe.ts';
+import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
+import { JOB_KINDS } from './jobs/registry.ts';
+import { scheduleSweeps } from './jobs/schedules.ts';
+import type { Log } from './log.ts';
+import { createStorage } from './storage/index.ts';
+import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
+import { TopologyWatcher } from './topology/topologyWatcher.ts';
+
+export interface RunningWorker {
+  /** `host-pid`. */
+  readonly name: string;
+  /** Finish or return running jobs (up to the configured grace), then close every client. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
+  const etcd = createWatchingEtcdClient(config.etcdEndpoints);
+  const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
+  let current: Topology;
+  const watcher = new TopologyWatcher({
+    source: etcdTopologySource(etcd, config.topologyKey),
+    log,
+    ...(config.topologyRefreshMs !== undefined ? { refreshIntervalMs: config.topologyRefreshMs } : {}),
+    onSwap: (swap) => {
+      current = swap.topology;
+      presence.update(swap.revision);
+    },
+  });
+  try {
+    await watcher.start();
+  } catch (err) {
+    etcd.close();
+    throw err;
+  }
+  current = watcher.current();
+  presence.start(watcher.revision());
+
+  // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 });
+  const storage = createStorage({
+    topology: () => current,
+    credentials: config.mysql,
+    ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
+    cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
+    onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
+    onReadOnly: () => void watcher.refresh(),
+  });
+
+  const redis = jobsRedis(config.redis, 'worker');
+  const prefix = config.queuePrefix ?? DEFAULT_QUEUE_PREFIX;
+  const jobs = new JobQueue({ redis, prefix, registry: JOB_KINDS });
+  const registry: JobRegistry = workerConfig.testJobs ? { ...JOB_KINDS, ...probeKinds(redis, `${prefix}:probe`) } : JOB_KINDS;
+  if (workerConfig.queues.includes('sweeps')) {
+    await scheduleSweeps(jobs, JOB_KINDS, { repairEveryMs: workerConfig.repairEveryMs, reconcileEveryMs: workerConfig.reconcileEveryMs });
+  }
+  const workers = new JobWorkers({
+    redis,
+    prefix,
+    registry,
+    queues: workerConfig.queues,
+    concurrency: workerConfig.concurrency,
+    lockMs: workerConfig.lockMs,
+    stalledCheckMs: workerConfig.stalledCheckMs,
+    storage,
+    topology: () => current,
+    jobs,
+    log,
+  });
+  await workers.start();
+
+  return {
+    name: workers.name,
+    async stop() {
+      await workers.stop(workerConfig.stopGraceMs);
+      await jobs.close();
+      redis.disconnect();
+      await storage.close();
+      layers.close();
+      await watcher.stop();
+      await presence.stop();
+      etcd.close();
+      log('worker_stopped', { worker: workers.name });
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Real `shardql worker` processes for tests, and `shardql <command>` runs, against the shared local
+ * stack with a test's own topology key and queue prefix.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import assert from 'node:assert/strict';
+
+const root = resolve(import.meta.dirname, '../..');
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** `host-pid`, as the worker names itself on the jobs it runs. */
+  readonly name: string;
+  /** Every JSON log line so far. */
+  readonly logs: Record<string, unknown>[];
+  /** Resolves with the exit code (null) and signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The environment of the CLI children: the local stack's defaults, overridden by `env`; no inherited SHARDQL_* addresses. */
+function childEnv(env: Readonly<Record<string, string>>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...process.env };
+  for (const k of Object.keys(out)) if (/^SHARDQL_(ETCD|MYSQL_|TOPOLOGY_KEY|REDIS|MEMCACHED|QUEUE|WORKER|REPAIR|RECONCILE)/.test(k)) delete out[k];
+  return { ...out, ...env };
+}
+
+/** Starts `shardql worker` and waits for its `worker_started` line. */
+export async function startWorkerProcess(env: Readonly<Record<string, string>>, args: readonly string[] = []): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), 'worker', ...args], {
+    cwd: root,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+  const started = new Promise<string>((res, rej) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (entry.event === 'worker_started') res(String(entry.worker));
+    });
+    void exited.then(({ code, signal }) => rej(new Error(`worker exited before starting (${signal ?? code}): ${stderr}`)));
+  });
+  const timeout = sleep(20_000).then(() => {
+    throw new Error(`worker did not start within 20 s: ${stderr}`);
+  });
+  const name = await Promise.race([started, timeout]);
+  return { child, pid: child.pid!, name, logs, exited };
+}
+
+/** `shardql <args>` to completion. */
+export async function runCli(env: Readonly<Record<string, string>>, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number>((res, rej) => {
+    child.once('error', rej);
+    child.once('close', (c) => res(c ?? -1));
+  });
+  return { code, stdout, stderr };
+}
+
+/** Polls `check` until it returns a value that is not undefined, failing after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await sleep(25);
+  }
+}

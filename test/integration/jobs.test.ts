@@ -1,0 +1,286 @@
+/**
+ * The job queue with real worker processes (`shardql worker`) on the local stack's Redis: a job runs
+ * once; a failing one is retried with backoff and kept as failed (shown by `shardql jobs`); fan-out
+ * is not held up by a backlog of sweeps; a worker SIGKILLed mid-job loses nothing and one stopped
+ * by SIGTERM hands its job back; the sweeps run as jobs; /metrics shows the queues.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { eventually, runCli, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
+import { JobQueue, type QueueStats } from '../../src/jobs/jobQueue.ts';
+import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
+import { JOB_KINDS } from '../../src/jobs/registry.ts';
+import type { Job } from 'bullmq';
+import { ProductWrites } from '../../src/services/writes.ts';
+import { allShards } from '../../src/services/repair.ts';
+import { publishTopology } from '../../src/topology/etcdTopology.ts';
+
+const PREFIX = 'shardql-test-jobs';
+const TOPOLOGY_KEY = '/shardql-test/jobs/topology';
+const LOCK_MS = 1000;
+const STALLED_CHECK_MS = 300;
+
+let env: TestEnv;
+let redis: Redis;
+let queue: JobQueue<typeof JOB_KINDS & ReturnType<typeof probeKinds>>;
+const probe = probeKeys(`${PREFIX}:probe`);
+const workers: WorkerProcess[] = [];
+
+/** The environment every worker and CLI run of this file gets. */
+function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
+    SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
+    SHARDQL_QUEUE_PREFIX: PREFIX,
+    SHARDQL_WORKER_TEST_JOBS: '1',
+    SHARDQL_WORKER_LOCK_MS: String(LOCK_MS),
+    SHARDQL_WORKER_STALLED_CHECK_MS: String(STALLED_CHECK_MS),
+    SHARDQL_REPAIR_EVERY_MS: '60000',
+    SHARDQL_RECONCILE_EVERY_MS: '0',
+    ...extra,
+  };
+}
+
+async function worker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
+  const w = await startWorkerProcess(workerEnv(extra));
+  workers.push(w);
+  return w;
+}
+
+async function stopWorker(w: WorkerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  w.child.kill(signal);
+  return w.exited;
+}
+
+async function jobOf(queueName: 'feed' | 'sweeps', id: string): Promise<Job | undefined> {
+  return queue.queue(queueName).getJob(id);
+}
+
+/** Waits until job `id` is in `state`; returns it. */
+async function jobIn(queueName: 'feed' | 'sweeps', id: string, state: string, timeoutMs = 15_000): Promise<Job> {
+  return eventually(`job ${id} ${state}`, async () => ((await queue.queue(queueName).getJobState(id)) === state ? jobOf(queueName, id) : undefined), timeoutMs);
+}
+
+const starts = async (tag: string): Promise<string[]> => redis.lrange(probe.starts(tag), 0, -1);
+const effects = async (): Promise<string[]> => redis.lrange(probe.effects, 0, -1);
+
+before(async () => {
+  env = await freshEnv({ shards: 16 });
+  await publishTopology(env.etcd, TOPOLOGY_KEY, env.doc);
+  redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
+  queue = new JobQueue({ redis, prefix: PREFIX, registry: { ...JOB_KINDS, ...probeKinds(redis, `${PREFIX}:probe`) } });
+});
+
+/** Kills every worker process still running (a failed test must not leave one consuming the next test's jobs). */
+function killWorkers(): void {
+  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+}
+
+after(async () => {
+  killWorkers();
+  await queue?.close();
+  redis?.disconnect();
+  await env?.close();
+});
+
+describe('Jobs: a queue on Redis, real worker processes', () => {
+  let w1: WorkerProcess;
+
+  test('a job enqueued runs once in a worker process; enqueueing its ID again adds nothing', async () => {
+    w1 = await worker();
+    const first = await queue.enqueue('probe.feed', { tag: 'once' });
+    const again = await queue.enqueue('probe.feed', { tag: 'once' });
+    assert.equal(first.id, 'probe-once');
+    assert.equal(again.id, 'probe-once');
+    const job = await jobIn('feed', 'probe-once', 'completed');
+    assert.deepEqual(job.returnvalue, { tag: 'once', worker: w1.name });
+    assert.equal((await starts('once')).length, 1, 'one run');
+    assert.deepEqual(await effects(), ['once']);
+  });
+
+  test('the sweeps run as jobs: repair on a schedule, reconcile in chunks over every shard', async () => {
+    // The worker registered the repair schedule (reconcile's is off in this file) and ran it once.
+    const schedulers = await queue.queue('sweeps').getJobSchedulers();
+    assert.deepEqual(
+      schedulers.map((s) => [s.key, s.every]),
+      [['sweep.repair', 60000]],
+    );
+    // A follow interrupted after its first transaction: the forward edge and an intent, no reverse edge.
+    const crash = new ProductWrites({
+      storage: env.storage,
+      topology: () => env.topology,
+      faults: (point) => {
+        if (point === 'after-first-commit') throw new Error('injected crash');
+      },
+    });
+    const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+    const a = await writes.createUser({ username: 'jobs_a' });
+    const b = await writes.createUser({ username: 'jobs_b' });
+    await assert.rejects(crash.followUser(a.id, b.id), /injected crash/);
+    assert.equal((await env.storage.intents.pending(allShards(env.topology), 0, 10)).length, 1);
+
+    // Reconcile: a plan, then one job per 4 shards; together they add the missing reverse edge.
+    const plan = await queue.enqueue('sweep.reconcile', { shardsPerJob: 4 });
+    const planned = await jobIn('sweeps', plan.id, 'completed');
+    assert.deepEqual(planned.returnvalue, { shards: 16, chunks: 4 });
+    const chunks = await eventually('4 reconcile chunks completed', async () => {
+      const done = (await queue.queue('sweeps').getJobs(['completed'])).filter((j) => j.name === 'sweep.reconcile-shards');
+      return done.length === 4 ? done : undefined;
+    });
+    const sum = (k: string): number => chunks.reduce((n, j) => n + Number((j.returnvalue as Record<string, number>)[k]), 0);
+    assert.equal(sum('shards'), 16);
+    assert.equal(sum('reversesAdded'), 1, 'the interrupted follow’s reverse edge');
+    assert.equal(sum('reversesRemoved') + sum('repinEdgesFixed') + sum('countsFixed'), 0);
+    assert.equal((await env.storage.mappings.existing('user_followed_by_users', [{ from: b.id, to: a.id }])).size, 1);
+
+    // Repair: completes the intent.
+    const repair = await queue.enqueue('sweep.repair', { minAgeMs: 0 });
+    const repaired = await jobIn('sweeps', repair.id, 'completed');
+    assert.deepEqual(repaired.returnvalue, { completed: 1, failed: 0 });
+    assert.equal((await env.storage.intents.pending(allShards(env.topology), 0, 10)).length, 0);
+  });
+
+  test('a failing handler is retried with exponential backoff, then kept as failed and shown by `shardql jobs --json`', async () => {
+    const backoffMs = 150;
+    await queue.enqueue('probe.feed', { tag: 'fails', failRuns: 99 }, { attempts: 3, backoffMs });
+    const job = await jobIn('feed', 'probe-fails', 'failed');
+    assert.equal(job.attemptsMade, 3);
+    const at = (await starts('fails')).map((s) => Number(s.split(' ')[0]));
+    assert.equal(at.length, 3, 'three runs');
+    const gaps = [at[1]! - at[0]!, at[2]! - at[1]!];
+    console.log(`# retries after ${gaps.join(' ms and ')} ms (backoff ${backoffMs} ms, doubled)`);
+    assert.ok(gaps[0]! >= backoffMs, `first retry after ≥ ${backoffMs} ms, got ${gaps[0]}`);
+    assert.ok(gaps[1]! >= 2 * backoffMs, `second retry after ≥ ${2 * backoffMs} ms, got ${gaps[1]}`);
+    assert.ok(!(await effects()).includes('fails'));
+
+    const cli = await runCli(workerEnv(), ['jobs', '--json', '--failures', '3']);
+    assert.equal(cli.code, 0, cli.stderr);
+    const report = JSON.parse(cli.stdout) as { queues: QueueStats[] };
+    assert.deepEqual(
+      report.queues.map((q) => q.queue),
+      ['feed', 'sweeps'],
+    );
+    const feed = report.queues[0]!;
+    assert.equal(feed.failed, 1);
+    assert.equal(feed.latestFailures.length, 1);
+    const f = feed.latestFailures[0]!;
+    assert.deepEqual({ id: f.id, kind: f.kind, reason: f.reason, attempts: f.attempts, maxAttempts: f.maxAttempts }, {
+      id: 'probe-fails',
+      kind: 'probe.feed',
+      reason: 'probe fails fails run 3 on purpose',
+      attempts: 3,
+      maxAttempts: 3,
+    });
+    assert.ok(f.failedAt !== null && Math.abs(f.failedAt - at[2]!) < 5000);
+    const text = await runCli(workerEnv(), ['jobs']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^feed\s+0\s+0\s+0\s+1\s+-$/m);
+    assert.match(text.stdout, /probe\.feed {2}job probe-fails {2}run 3\/3: probe fails fails run 3 on purpose/);
+  });
+
+  test('fan-out is not held up by a backlog of sweeps', async () => {
+    await redis.del(probe.effects);
+    const sweeps = 20;
+    for (let i = 0; i < sweeps; i++) await queue.enqueue('probe.sweeps', { tag: `sweep-${i}`, busyMs: 100 });
+    const feeds = ['fan-0', 'fan-1', 'fan-2', 'fan-3', 'fan-4'];
+    for (const tag of feeds) await queue.enqueue('probe.feed', { tag });
+    await eventually('every fan-out probe done', async () => ((await effects()).filter((t) => t.startsWith('fan-')).length === feeds.length ? true : undefined));
+    const order = await effects();
+    const sweepsBefore = order.filter((t) => t.startsWith('sweep-')).length;
+    console.log(`# ${feeds.length} fan-out jobs done while ${sweepsBefore} of ${sweeps} earlier sweeps had finished`);
+    assert.ok(sweepsBefore <= 3, `fan-out waited for ${sweepsBefore} sweeps`);
+    // The sweeps all finish too, in order, on their own slot.
+    await eventually('every sweep done', async () => ((await effects()).filter((t) => t.startsWith('sweep-')).length === sweeps ? true : undefined));
+    assert.deepEqual(
+      (await effects()).filter((t) => t.startsWith('sweep-')),
+      Array.from({ length: sweeps }, (_, i) => `sweep-${i}`),
+    );
+  });
+
+  test('a worker SIGKILLed mid-job: another worker process runs it again, and it takes effect once', async () => {
+    await stopWorker(w1);
+    await redis.del(probe.effects);
+    const a = await worker({ SHARDQL_WORKER_QUEUES: 'feed' });
+    await queue.enqueue('probe.feed', { tag: 'killed', hold: true });
+    await eventually('the probe started on worker A', async () => ((await starts('killed')).length === 1 ? true : undefined));
+    assert.equal((await queue.queue('feed').getJobState('probe-killed')), 'active');
+    const killedAt = Date.now();
+    assert.deepEqual(await stopWorker(a, 'SIGKILL'), { code: null, signal: 'SIGKILL' });
+    const b = await worker({ SHARDQL_WORKER_QUEUES: 'feed' });
+    await redis.set(probe.release('killed'), '1');
+    const job = await jobIn('feed', 'probe-killed', 'completed', 10_000);
+    console.log(`# killed worker's job completed by another worker ${Date.now() - killedAt} ms after the kill (lock ${LOCK_MS} ms, stalled check every ${STALLED_CHECK_MS} ms)`);
+    assert.deepEqual(job.returnvalue, { tag: 'killed', worker: b.name });
+    assert.deepEqual(
+      (await starts('killed')).map((s) => s.split(' ')[1]),
+      [a.name, b.name],
+      'started on A, run again on B',
+    );
+    // BullMQ counts the lost run against the job's attempts: a job that kills every worker ends failed, not looping.
+    assert.equal(job.attemptsMade, 1, 'the lost run counted as one attempt');
+    assert.deepEqual(await effects(), ['killed'], 'one effect');
+    assert.ok(b.logs.some((l) => l.event === 'job_stalled' && l.id === 'probe-killed'), 'worker B found the job stalled');
+
+    // SIGTERM: the running job goes back to its queue, unharmed, and the worker exits 0.
+    await queue.enqueue('probe.feed', { tag: 'returned', hold: true });
+    await eventually('the probe started on worker B', async () => ((await starts('returned')).length === 1 ? true : undefined));
+    const termAt = Date.now();
+    assert.deepEqual(await stopWorker(b, 'SIGTERM'), { code: 0, signal: null });
+    console.log(`# SIGTERM with a job running: worker exited in ${Date.now() - termAt} ms`);
+    assert.equal(await queue.queue('feed').getJobState('probe-returned'), 'waiting');
+    assert.equal((await jobOf('feed', 'probe-returned'))!.attemptsMade, 0);
+    assert.deepEqual(await effects(), ['killed']);
+    const c = await worker({ SHARDQL_WORKER_QUEUES: 'feed' });
+    await redis.set(probe.release('returned'), '1');
+    const returned = await jobIn('feed', 'probe-returned', 'completed');
+    assert.deepEqual(returned.returnvalue, { tag: 'returned', worker: c.name });
+    assert.deepEqual(await effects(), ['killed', 'returned']);
+    await stopWorker(c);
+  });
+
+  test('/metrics shows each queue’s depth, failures and lag; every queue key carries its hash tag', async () => {
+    killWorkers();
+    await Promise.all(workers.map((w) => w.exited));
+    const gateway: TestGateway = await startTestGateway(env, 'jobs', { queuePrefix: PREFIX }, { repair: { intervalMs: 0 } });
+    try {
+      // No worker runs now: a job waits, another is delayed.
+      await queue.enqueue('probe.feed', { tag: 'waits' });
+      await queue.enqueue('probe.feed', { tag: 'later' }, { delayMs: 60_000 });
+      const gauge = (text: string, series: string): number => {
+        const m = new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+        assert.ok(m, `${series} in /metrics`);
+        return Number(m[1]);
+      };
+      const metrics = await eventually('the waiting job ≥ 0.3 s old in /metrics', async () => {
+        const r = await checkedFetch(env, `${gateway.url}/metrics`);
+        assert.equal(r.status, 200);
+        return gauge(r.text, 'shardql_queue_lag_seconds{queue="feed"}') >= 0.3 ? r.text : undefined;
+      });
+      assert.equal(gauge(metrics, 'shardql_queue_jobs{queue="feed",state="waiting"}'), 1);
+      assert.equal(gauge(metrics, 'shardql_queue_jobs{queue="feed",state="delayed"}'), 1);
+      assert.equal(gauge(metrics, 'shardql_queue_jobs{queue="feed",state="failed"}'), 1);
+      assert.equal(gauge(metrics, 'shardql_queue_jobs{queue="feed",state="active"}'), 0);
+      assert.equal(gauge(metrics, 'shardql_queue_jobs{queue="sweeps",state="waiting"}'), 0);
+      assert.ok(gauge(metrics, 'shardql_queue_lag_seconds{queue="feed"}') < 30);
+      assert.equal(gauge(metrics, 'shardql_queue_lag_seconds{queue="sweeps"}'), 0);
+
+      // Every key of a queue is under its own hash tag (one Redis Cluster slot per queue).
+      const keys: string[] = [];
+      for (let cursor = '0'; ; ) {
+        const [next, batch] = await redis.scan(cursor, 'MATCH', `*${PREFIX}*`, 'COUNT', 1000);
+        keys.push(...batch);
+        cursor = next;
+        if (cursor === '0') break;
+      }
+      const queueKeys = keys.filter((k) => !k.startsWith(`${PREFIX}:probe:`));
+      assert.ok(queueKeys.length > 10, `queue keys found: ${queueKeys.length}`);
+      const untagged = queueKeys.filter((k) => !k.startsWith(`{${PREFIX}:feed}:feed:`) && !k.startsWith(`{${PREFIX}:sweeps}:sweeps:`));
+      assert.deepEqual(untagged, []);
+    } finally {
+      await gateway.stop();
+    }
+  });
+});
