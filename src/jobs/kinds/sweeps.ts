@@ -4,7 +4,7 @@
  * `shardql worker` on schedules (see SWEEP_SCHEDULES). The gateway keeps its own repair timer, so a
  * deployment without workers loses nothing; a worker adds the sweeps on top.
  */
-import { allShards, reconcile, repairIntents } from '../../services/repair.ts';
+import { FIX_KINDS, allShards, reconcile, repairIntents } from '../../services/repair.ts';
 import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping } from '../jobKind.ts';
 
 /** Intents younger than this are left to their writer (it may still be running). */
@@ -72,7 +72,7 @@ export function parseShardRanges(text: string): number[] {
 
 export const reconcileShards = defineJob<{ readonly shards: readonly number[]; readonly run: string }>({
   queue: 'sweeps',
-  summary: 'reconcile a chunk of shards: both sides of every relation, repin edges, counts',
+  summary: 'reconcile a chunk of shards: every relation both ways, cascades, edges to gone objects, repin edges, counts',
   encode: (p) => ({ shards: shardRanges(p.shards), run: p.run }),
   decode: (data) => {
     const o = objectOf(data, 'sweep.reconcile-shards');
@@ -81,17 +81,14 @@ export const reconcileShards = defineJob<{ readonly shards: readonly number[]; r
   jobId: (p) => `reconcile-${p.run}-${shardRanges(p.shards).replace(/,/g, '_')}`,
   async handle(p, ctx) {
     const topology = ctx.topology();
-    const totals = { shards: 0, reversesAdded: 0, reversesRemoved: 0, repinEdgesFixed: 0, countsFixed: 0 };
+    const totals: Record<string, number> = { shards: 0, ...Object.fromEntries(FIX_KINDS.map((k) => [k, 0])) };
     // Shard by shard, so a stopping worker hands the rest back (every fix is idempotent).
     for (const shard of p.shards) {
       if (!topology.shardExists(shard)) continue;
       throwIfStopping(ctx);
       const r = await reconcile(ctx.storage, [shard], { log: (line) => ctx.log('reconcile_fix', { shard, line }) });
-      totals.shards++;
-      totals.reversesAdded += r.reversesAdded;
-      totals.reversesRemoved += r.reversesRemoved;
-      totals.repinEdgesFixed += r.repinEdgesFixed;
-      totals.countsFixed += r.countsFixed;
+      totals.shards!++;
+      for (const k of FIX_KINDS) totals[k]! += r.byKind[k];
     }
     return totals;
   },
