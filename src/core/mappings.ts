@@ -39,3 +39,14 @@ export function reverseOf(table: MappingTable): MappingTable | undefined {
   const spec: MappingSpec = MAPPINGS[table];
   return spec.reverse as MappingTable | undefined;
 }
+
+/**
+ * The side of each two-sided relation written first (the viewer's): the truth its reverse mirrors.
+ */
+export const AUTHORITATIVE_TABLES: readonly MappingTable[] = ['user_likes_pins', 'user_follows_users', 'user_follows_boards'];
+
+/** Whether `table` is the mirror of another (its rows, sequences included, copy the authoritative side). */
+export function isMirror(table: MappingTable): boolean {
+  const r = reverseOf(table);
+  return r !== undefined && AUTHORITATIVE_TABLES.includes(r);
+}

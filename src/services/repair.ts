@@ -1,5 +1,5 @@
 import { formatId, shardOf } from '../core/ids.ts';
-import { MAPPING_TABLES, reverseOf, type MappingTable } from '../core/mappings.ts';
+import { AUTHORITATIVE_TABLES, MAPPING_TABLES, reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
 import { listCacheKey } from '../storage/mappingStore.ts';
@@ -84,10 +84,8 @@ export interface ReconcileReport {
   readonly byKind: Record<FixKind, number>;
 }
 
-/** The side written first of each two-sided relation: its reverse is derived from it. */
-const AUTHORITATIVE: readonly MappingTable[] = ['user_likes_pins', 'user_follows_users', 'user_follows_boards'];
-/** The reverse side of each: a mirror of the side written first. */
-const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE.map((t) => [reverseOf(t)!, t]));
+/** The reverse side of each two-sided relation (a mirror of the side written first) and its truth. */
+const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE_TABLES.map((t) => [reverseOf(t)!, t]));
 const CONTAINMENT: readonly MappingTable[] = ['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments'];
 
 /**
@@ -179,15 +177,21 @@ export async function reconcile(
     }
 
     // Relations: both sides, and neither pointing at a gone object.
-    for (const forward of AUTHORITATIVE) {
+    for (const forward of AUTHORITATIVE_TABLES) {
       const reverse = reverseOf(forward)!;
       const fwd = tables.get(forward)!;
-      const present = await storage.mappings.existing(reverse, fwd.map((e) => ({ from: e.to, to: e.from })), ctx);
+      const mirrored = await storage.mappings.sequences(reverse, fwd.map((e) => ({ from: e.to, to: e.from })), ctx);
       for (const e of fwd) {
         const ok = alive(e.to);
-        if (ok && present.has(`${e.to}:${e.from}`)) continue;
+        const seq = mirrored.get(`${e.to}:${e.from}`);
+        if (ok && seq === e.sequence) continue;
         await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.from), to: formatId(e.to) }, ctx);
-        note(ok ? 'reverse' : 'dangling', shard, ok ? `added ${reverse}(${e.to} → ${e.from}) mirroring ${forward}` : `removed ${forward}(${e.from} → ${e.to}) and its reverse: the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`);
+        const what = !ok
+          ? `removed ${forward}(${e.from} → ${e.to}) and its reverse: the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`
+          : seq === undefined
+            ? `added ${reverse}(${e.to} → ${e.from}) mirroring ${forward}`
+            : `set the sequence of ${reverse}(${e.to} → ${e.from}) to ${forward}'s (${e.sequence}, was ${seq})`;
+        note(ok ? 'reverse' : 'dangling', shard, what);
       }
     }
     for (const [reverse, forward] of MIRRORS) {

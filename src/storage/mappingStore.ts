@@ -2,7 +2,7 @@ import { encodeCursor, decodeCursor } from '../core/cursor.ts';
 import { ShardqlError } from '../core/errors.ts';
 import { groupBy } from '../core/groupBy.ts';
 import { shardOf } from '../core/ids.ts';
-import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
+import { MAPPINGS, isMirror, type MappingTable } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
 import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
 import { activeGuardStatements } from './objectStore.ts';
@@ -237,6 +237,7 @@ export class MappingStore {
     const t = table(shard, c.table);
     const guard: Statement[] = [];
     let edge: Statement;
+    let resequence: Statement | undefined;
     if (c.op === 'add') {
       const sequence = c.sequence ?? this.#now();
       // In the owner's order a new pin goes first, like the newest in time order.
@@ -246,10 +247,21 @@ export class MappingStore {
         sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) SELECT ?, ?, ?, ? FROM DUAL WHERE ${OWNER_ACTIVE} = 1`,
         values: [c.from, c.to, sequence, position],
       };
+      // A mirror copies its authoritative edge's sequence, also onto a row left by an earlier state
+      // of the pair (an unlike interrupted before its mirror ran, then a like): its list's order
+      // moves, its count does not. (A separate UPDATE: with the driver's found-rows flag an upsert's
+      // row count cannot tell "inserted" from "already equal".)
+      if (isMirror(c.table)) {
+        resequence = {
+          sql: `UPDATE ${t} SET sequence = ? WHERE from_id = ? AND to_id = ? AND sequence <> ? AND ${OWNER_ACTIVE} = 1`,
+          values: [sequence, c.from, c.to, sequence],
+        };
+      }
     } else {
       edge = { sql: `DELETE FROM ${t} WHERE from_id = ? AND to_id = ?`, values: [c.from, c.to] };
     }
     const at = guard.length;
+    const last = resequence ? at + 3 : -1;
     return {
       statements: [
         ...guard,
@@ -259,9 +271,10 @@ export class MappingStore {
           sql: `INSERT INTO ${table(shard, 'counts')} (id, kind, n) SELECT ?, ?, ? FROM DUAL WHERE ${EDGE_CHANGED} = 1 ON DUPLICATE KEY UPDATE n = n + VALUES(n)`,
           values: [c.from, c.table, c.op === 'add' ? 1 : -1],
         },
+        ...(resequence ? [resequence] : []),
       ],
       read: (results) => ({
-        changed: affectedRows(results[at]!) === 1,
+        changed: affectedRows(results[at]!) === 1 || (last >= 0 && affectedRows(results[last]!) === 1),
         refused: at > 0 && Number((results[at - 1] as Row[])[0]?.active ?? 0) !== 1,
       }),
     };
@@ -545,7 +558,12 @@ export class MappingStore {
 
   /** Which of the given edges exist, in one round trip per host. Returns `from:to` keys. */
   async existing(tableName: MappingTable, pairs: readonly { from: bigint; to: bigint }[], ctx: OpContext = {}): Promise<Set<string>> {
-    const out = new Set<string>();
+    return new Set((await this.sequences(tableName, pairs, ctx)).keys());
+  }
+
+  /** The sequence of each of the given edges that exists, in one round trip per host, by `from:to` key. */
+  async sequences(tableName: MappingTable, pairs: readonly { from: bigint; to: bigint }[], ctx: OpContext = {}): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
     const byHost = this.#router.groupByHost(pairs, (p) => shardOf(p.from), ctx);
     await Promise.all(
       [...byHost.entries()].map(async ([host, ps]) => {
@@ -553,11 +571,11 @@ export class MappingStore {
         const parts: string[] = [];
         const values: SqlValue[] = [];
         for (const [shard, list] of byShard) {
-          parts.push(`SELECT from_id, to_id FROM ${table(shard, tableName)} WHERE (from_id, to_id) IN (${list.map(() => '(?, ?)').join(', ')})`);
+          parts.push(`SELECT from_id, to_id, sequence FROM ${table(shard, tableName)} WHERE (from_id, to_id) IN (${list.map(() => '(?, ?)').join(', ')})`);
           for (const p of list) values.push(p.from, p.to);
         }
         const rows = await this.#router.query(host, [...byShard.keys()], parts.join('\nUNION ALL\n'), values, ctx);
-        for (const r of rows) out.add(`${r.from_id}:${r.to_id}`);
+        for (const r of rows) out.set(`${r.from_id}:${r.to_id}`, Number(r.sequence));
       }),
     );
     return out;

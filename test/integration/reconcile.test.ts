@@ -81,6 +81,11 @@ describe('Reconcile finds exactly the corruption injected, fixes it, and then fi
         const a = await user();
         await insertEdge('user_followed_by_users', ghost.id, a.id);
         expect('reverse', shardOf(ghost.id), 'reverse edge with no forward');
+        const follower = await userAwayFrom(used);
+        const followed = await user();
+        await writes.followUser(follower.id, followed.id);
+        await sql(shardOf(followed.id), 'UPDATE $db.user_followed_by_users SET sequence = sequence - 1000 WHERE from_id = ? AND to_id = ?', [followed.id, follower.id]);
+        expect('reverse', shardOf(follower.id), 'reverse edge with another sequence (out of order in the list)');
       }
       // dangling: a follow of a deleted board; a like of a pin that never existed; a board list naming another board's pin.
       {

@@ -186,6 +186,35 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
   });
 });
 
+describe('Writes: a mirror copies the sequence', () => {
+  test('an unlike cut short before its mirror, then a like: the liker list row takes the new like time', async () => {
+    const fan = await writes.createUser({ username: 'seq_fan' });
+    const owner = await userOnOtherHost('seq_owner', fan.id);
+    const pin = await writes.createPin(owner.id, (await writes.createBoard(owner.id, { name: 'b' })).id, { title: 'p' });
+    // A clock of our own, so the second like has a later time than the first however fast it runs.
+    let clock = Date.now();
+    let crash = true;
+    const clocked = new ProductWrites({
+      storage: env.storage,
+      topology: () => env.topology,
+      now: () => ++clock,
+      faults: (point, kind) => {
+        if (crash && point === 'after-first-commit' && kind === 'remove:user_likes_pins') throw new InjectedCrash('unlike cut short');
+      },
+    });
+    await clocked.likePin(fan.id, pin.id);
+    await assert.rejects(clocked.unlikePin(fan.id, pin.id), InjectedCrash);
+    crash = false;
+    await clocked.likePin(fan.id, pin.id);
+    await repairIntents(env.storage, env.topology, { minAgeMs: 0 });
+    const forward = await env.storage.mappings.sequences('user_likes_pins', [{ from: fan.id, to: pin.id }]);
+    const reverse = await env.storage.mappings.sequences('pin_liked_by_users', [{ from: pin.id, to: fan.id }]);
+    assert.equal(forward.size, 1);
+    assert.deepEqual([...reverse.values()], [...forward.values()]);
+    assert.deepEqual((await invariantsHold()).fixes, []);
+  });
+});
+
 describe('Writes: idempotency keys', () => {
   test('thousands of mutations, a quarter interrupted and retried with the same key: 0 duplicates, 0 lost', async () => {
     const owners: StoredObject[] = [];
