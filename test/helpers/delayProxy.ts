@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A TCP proxy that adds latency to what a server sends back: put it in front of a real MariaDB
  * and publish it in a topology as one host's address, and that host becomes slow (`delayMs`) or
- * back to normal (0) at will — the real server, the real driver, only slower.
+ * back to normal (0) at will — the real server, the real driver, only slower. `cut()` partitions
+ * the client from the server (every connection dropped, new ones refused) until `restore()`: put it
+ * in front of etcd and a gateway loses etcd while everything else keeps it.
  */
 export interface DelayProxy {
   readonly port: number;
@@ -12,14 +14,21 @@ export interface DelayProxy {
   delayMs: number;
   /** Resolves when the next chunk from a client (a query) reaches the proxy. */
   nextClientChunk(): Promise<void>;
+  /** Drops every connection and refuses new ones: nothing more passes, either way. */
+  cut(): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
 export async function startDelayProxy(target: { host: string; port: number }, delayMs = 0): Promise<DelayProxy> {
   const sockets = new Set<Socket>();
-  const state = { delayMs };
+  const state = { delayMs, cut: false };
   let waiters: (() => void)[] = [];
   const server: Server = createServer((client) => {
+    if (state.cut) {
+      client.destroy();
+      return;
+    }
     const upstream = connect(target.port, target.host);
     sockets.add(client).add(upstream);
     let lastDue = 0;
@@ -58,6 +67,13 @@ export async function startDelayProxy(target: { host: string; port: number }, de
       state.delayMs = ms;
     },
     nextClientChunk: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    cut() {
+      state.cut = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      state.cut = false;
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
