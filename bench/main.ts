@@ -28,8 +28,10 @@ import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import type { GatewayConfig } from '../src/config.ts';
 import { parseTopology } from '../src/core/topology.ts';
-import { ensureDataset, slotTopology, stackHosts } from '../src/bulk/dataset.ts';
+import { benchAdmin, ensureDataset, slotTopology, stackHosts } from '../src/bulk/dataset.ts';
+import { ShardAdmin } from '../src/storage/shardAdmin.ts';
 import { publishTopology } from '../src/topology/etcdTopology.ts';
+import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
 import { baselineSchema } from './baselines/source.ts';
 import { CacheProbe } from './caches.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
@@ -158,6 +160,9 @@ async function main(): Promise<void> {
     } finally {
       etcd.close();
     }
+    // Servers start read-only; the map's primaries take the scenarios' writes (as `topology publish` does).
+    const writable = await makePrimariesWritable(new ShardAdmin({ credentials: benchAdmin(stack.info) }), doc);
+    if (writable.failed.length > 0) throw new Error(`primaries not writable: ${writable.failed.map((f) => `${f.host}: ${f.error}`).join('; ')}`);
     log(`topology ${slot.topologyKey}: shards ${slot.shardBase}–${slot.shardBase + slot.shards - 1} over ${stack.info.mysql.hosts.length} hosts`);
 
     const config: GatewayConfig = {

@@ -10,6 +10,7 @@
  * loaders); when the gateway gets its memcached/Redis caches, the runner also flushes those.
  */
 import { execute, parse, type GraphQLSchema } from 'graphql';
+import { benchAdmin } from '../src/bulk/dataset.ts';
 import { mintToken } from '../src/auth/tokens.ts';
 import type { GatewayConfig } from '../src/config.ts';
 import type { Topology } from '../src/core/topology.ts';
@@ -88,7 +89,8 @@ async function baselineSystem(key: 'floor' | 'flat', open: () => Promise<{ serve
 
 export function flatSystem(schema: GraphQLSchema, stack: StackInfo, database: string, jwtSecret: string): Promise<System> {
   return baselineSystem('flat', async () => {
-    const db = new FlatDb(stack.mysql.hosts[0]!.primary, stack.mysql, database);
+    // Its own database, outside the shard databases the application's account may touch: read as the loader wrote it.
+    const db = new FlatDb(stack.mysql.hosts[0]!.primary, benchAdmin(stack), database);
     const server = await serveGraphql({ schema, jwtSecret, source: (ctx) => new FlatSource(db, ctx) });
     return { server, close: () => db.close() };
   });

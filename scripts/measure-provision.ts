@@ -13,7 +13,8 @@ const { values } = parseArgs({ options: { shards: { type: 'string', default: '40
 const shards = Number(values.shards);
 const info = await stackUp({ dir: values.dir!, hosts: 2 });
 const topology = parseTopology(evenLayout({ hosts: Object.fromEntries(info.mysql.hosts.map((h) => [h.name, { primary: h.primary }])), shards }));
-const storage = createStorage({ topology: () => topology, credentials: info.mysql });
+// Provisioning is DDL: the admin account (the application's may only read and write rows).
+const storage = createStorage({ topology: () => topology, credentials: info.mysql.admin! });
 try {
   let last = 0;
   const first = await provision({

@@ -4,9 +4,15 @@
 # its temporary server (socket only) is up. A shell script rather than a .sql file because the
 # passwords come from the environment.
 #
-#   SHARDQL_MYSQL_USER / SHARDQL_MYSQL_PASSWORD                the gateway's account
-#   SHARDQL_MYSQL_ADMIN_USER / SHARDQL_MYSQL_ADMIN_PASSWORD    operations (promote, fence, move); optional
+#   SHARDQL_MYSQL_USER / SHARDQL_MYSQL_PASSWORD                the application's (gateway's) account:
+#                                                              rows of the shard databases only
+#   SHARDQL_MYSQL_ADMIN_USER / SHARDQL_MYSQL_ADMIN_PASSWORD    operations (provision, promote, fence, move,
+#                                                              making primaries writable)
 #   SHARDQL_REPLICATION_USER / SHARDQL_REPLICATION_PASSWORD    the replication account
+#
+# Every server starts read-only (deploy/mysql-conf/shardql.cnf). The application's account has no
+# SUPER and no READ_ONLY ADMIN, so it can neither write through read_only nor turn it off: a
+# demoted primary that restarts refuses it. Same grants as the local stack (src/stack/mysql.ts).
 #
 # Both accounts are created with the binlog off, on every instance (as the local stack does): a
 # replica has its own copy instead of replaying the primary's, which would collide, and any
@@ -31,31 +37,30 @@ shardql_run_sql() {
   fi
 }
 
-if [ -z "${SHARDQL_MYSQL_USER:-}" ] || [ -z "${SHARDQL_MYSQL_PASSWORD:-}" ]; then
-  echo "01-shardql-users.sh: SHARDQL_MYSQL_USER and SHARDQL_MYSQL_PASSWORD must be set" >&2
+if [ -z "${SHARDQL_MYSQL_USER:-}" ] || [ -z "${SHARDQL_MYSQL_PASSWORD:-}" ] || [ -z "${SHARDQL_MYSQL_ADMIN_USER:-}" ] || [ -z "${SHARDQL_MYSQL_ADMIN_PASSWORD:-}" ]; then
+  echo "01-shardql-users.sh: SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_MYSQL_ADMIN_USER and SHARDQL_MYSQL_ADMIN_PASSWORD must be set" >&2
   false
 else
   shardql_user=$(shardql_sql_string "$SHARDQL_MYSQL_USER")
   shardql_password=$(shardql_sql_string "$SHARDQL_MYSQL_PASSWORD")
+  admin_user=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_USER")
+  admin_password=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_PASSWORD")
   repl_user=$(shardql_sql_string "${SHARDQL_REPLICATION_USER:-}")
   repl_password=$(shardql_sql_string "${SHARDQL_REPLICATION_PASSWORD:-}")
   {
     echo "SET SESSION sql_log_bin = 0;"
     echo "CREATE USER IF NOT EXISTS '${shardql_user}'@'%' IDENTIFIED BY '${shardql_password}';"
     echo "ALTER USER '${shardql_user}'@'%' IDENTIFIED BY '${shardql_password}';"
-    # Same grants as the local stack: the gateway creates shard databases, and promotion and
-    # repair need SUPER, READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, … on any instance.
-    echo "GRANT ALL PRIVILEGES ON *.* TO '${shardql_user}'@'%' WITH GRANT OPTION;"
-    if [ -n "${SHARDQL_MYSQL_ADMIN_USER:-}" ] && [ -n "${SHARDQL_MYSQL_ADMIN_PASSWORD:-}" ]; then
-      # The gateway's account must not write through read_only, or fencing a demoted primary would
-      # not stop it; the admin account (topology operations) keeps every privilege.
-      admin_user=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_USER")
-      admin_password=$(shardql_sql_string "$SHARDQL_MYSQL_ADMIN_PASSWORD")
-      echo "REVOKE READ_ONLY ADMIN ON *.* FROM '${shardql_user}'@'%';"
-      echo "CREATE USER IF NOT EXISTS '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
-      echo "ALTER USER '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
-      echo "GRANT ALL PRIVILEGES ON *.* TO '${admin_user}'@'%' WITH GRANT OPTION;"
-    fi
+    # Rows of the shard (db00000) and mod-shard (msdb00000) databases, nothing else: no DDL, no
+    # SUPER / READ_ONLY ADMIN, no system tables.
+    echo "REVOKE ALL PRIVILEGES, GRANT OPTION FROM '${shardql_user}'@'%';"
+    echo "GRANT SELECT, INSERT, UPDATE, DELETE ON \`db%\`.* TO '${shardql_user}'@'%';"
+    echo "GRANT SELECT, INSERT, UPDATE, DELETE ON \`msdb%\`.* TO '${shardql_user}'@'%';"
+    # Provisioning, promotion, fencing, shard copies and making primaries writable need SUPER,
+    # READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, … on any instance.
+    echo "CREATE USER IF NOT EXISTS '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
+    echo "ALTER USER '${admin_user}'@'%' IDENTIFIED BY '${admin_password}';"
+    echo "GRANT ALL PRIVILEGES ON *.* TO '${admin_user}'@'%' WITH GRANT OPTION;"
     if [ -n "$repl_user" ]; then
       echo "CREATE USER IF NOT EXISTS '${repl_user}'@'%' IDENTIFIED BY '${repl_password}';"
       echo "ALTER USER '${repl_user}'@'%' IDENTIFIED BY '${repl_password}';"

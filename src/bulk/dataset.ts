@@ -107,9 +107,19 @@ function markerKey(opts: EnsureOptions): string {
   return JSON.stringify({ params: opts.params, shardBase: opts.slot.shardBase, shards: opts.slot.shards, modShards: BENCH_MOD_SHARDS, flat: opts.slot.flatDatabase, hosts });
 }
 
+/**
+ * Loading a data set is an operator's job (DDL, bulk inserts with the binlog off, a database of its
+ * own): the stack's admin account. The application's account only reads and writes shard rows.
+ */
+export function benchAdmin(stack: StackInfo): { readonly user: string; readonly password: string } {
+  if (!stack.mysql.admin) throw new Error(`The stack in ${stack.dir} has no admin account: bring it up once with \`shardql stack up\``);
+  return stack.mysql.admin;
+}
+
 async function hostConnection(stack: StackInfo, index: number): Promise<Connection> {
   const h = stack.mysql.hosts[index]!;
-  return createConnection({ host: h.primary.host, port: h.primary.port, user: stack.mysql.user, password: stack.mysql.password, supportBigNumbers: true, bigNumberStrings: true });
+  const admin = benchAdmin(stack);
+  return createConnection({ host: h.primary.host, port: h.primary.port, user: admin.user, password: admin.password, supportBigNumbers: true, bigNumberStrings: true });
 }
 
 async function readMarker(conn: Connection, slot: string): Promise<{ key: string; status: string; info: DatasetInfo } | undefined> {
@@ -230,7 +240,7 @@ export async function ensureDataset(opts: EnsureOptions): Promise<EnsureResult> 
 
     const t1 = Date.now();
     await dropSlot(stack, slot);
-    const storage = createStorage({ topology: () => topology, credentials: { user: stack.mysql.user, password: stack.mysql.password } });
+    const storage = createStorage({ topology: () => topology, credentials: benchAdmin(stack) });
     try {
       await provision({ router: storage.router, topology });
     } finally {
@@ -251,7 +261,7 @@ export async function ensureDataset(opts: EnsureOptions): Promise<EnsureResult> 
     const first = stack.mysql.hosts[0]!;
     streams.push({ name: `${first.name}/${slot.flatDatabase}`, endpoint: first.primary, parts: flatParts(ix, slot.flatDatabase), skipBinlog: first.replica === undefined });
     const report = await bulkLoad(streams, {
-      credentials: stack.mysql,
+      credentials: benchAdmin(stack),
       ...(opts.batchRows !== undefined ? { batchRows: opts.batchRows } : {}),
       ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       label: `loading '${slot.name}'`,

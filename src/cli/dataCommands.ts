@@ -25,6 +25,7 @@ export async function runProvision(ctx: CliContext, config: GatewayConfig, topol
       topology,
       (storage) => provision({ router: storage.router, topology, concurrencyPerHost: concurrency, onProgress: (done, total) => progress.update(done, total) }),
       Math.max(10, concurrency + 1),
+      { admin: true },
     );
   } finally {
     progress.finish();

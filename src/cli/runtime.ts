@@ -65,19 +65,21 @@ export async function publishedTopology(config: GatewayConfig): Promise<LoadedTo
 /**
  * Storage for a command. `caches: true` for commands that change rows gateways may have cached
  * (repair, reconcile, demo data): their writes then invalidate memcached, Redis and, through the
- * invalidation log, every gateway's in-process cache, like a gateway's own writes.
+ * invalidation log, every gateway's in-process cache, like a gateway's own writes. `admin: true`
+ * connects with the admin account (DDL: the application's account may only read and write rows).
  */
 export async function withStorage<T>(
   config: GatewayConfig,
   topology: Topology,
   fn: (storage: Storage) => Promise<T>,
   poolSize?: number,
-  opts: { readonly caches?: boolean } = {},
+  opts: { readonly caches?: boolean; readonly admin?: boolean } = {},
 ): Promise<T> {
   const layers = opts.caches ? await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 }) : undefined;
+  const credentials = opts.admin ? (config.mysqlAdmin ?? config.mysql) : config.mysql;
   const storage = createStorage({
     topology: () => topology,
-    credentials: { user: config.mysql.user, password: config.mysql.password },
+    credentials: { user: credentials.user, password: credentials.password },
     ...(poolSize !== undefined ? { poolSize } : {}),
     ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });

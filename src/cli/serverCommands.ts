@@ -9,7 +9,7 @@ import { seconds } from './format.ts';
 import { configFor, println, stackHosts, stackInfo, withEtcd, withStorage } from './runtime.ts';
 import { bringStackUp } from './stackCommands.ts';
 import { spawnWorker, type WorkerProcess } from './workerCommands.ts';
-import { DEFAULT_STACK_SHARDS, printChanges, publishIfUnchanged, readPublished, stackLayout } from './topologyCommands.ts';
+import { DEFAULT_STACK_SHARDS, ensurePrimariesWritable, printChanges, publishIfUnchanged, readPublished, stackLayout } from './topologyCommands.ts';
 
 const STOP_TIMEOUT_MS = 15_000;
 const DEV_TOKEN_TTL_SECONDS = 7 * 86400;
@@ -99,6 +99,8 @@ const dev: Command = {
 
     step(ctx, 2, 'Topology');
     const topology = await ensureStackTopology(ctx, config, stackHosts(info), () => parseTopology(stackLayout(info, DEFAULT_STACK_SHARDS)));
+    // Every server starts read-only; the map's primaries take writes.
+    if (!(await ensurePrimariesWritable(ctx, config, topology.doc, 'the topology'))) throw new CliError('Some primaries of the topology are not writable (see above)');
 
     step(ctx, 3, 'Shard databases');
     await runProvision(ctx, config, topology);

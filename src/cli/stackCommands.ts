@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { stackDown, stackStatus, stackUp, type StackInfo } from '../stack/localStack.ts';
 import type { CliContext, Command, ParsedArgs } from './command.ts';
 import { endpointText, seconds, table } from './format.ts';
-import { println } from './runtime.ts';
+import { configFor, println, withEtcd } from './runtime.ts';
+import { DEFAULT_STACK_SHARDS, ensurePrimariesWritable, readPublished, stackLayout } from './topologyCommands.ts';
 
 const DIR_OPTION = { type: 'string', value: 'D', help: 'Stack folder (default: $SHARDQL_STACK_DIR, else <project>/.stack)' } as const;
 
@@ -42,12 +43,32 @@ const up: Command = {
   details: 'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts or replicas when asked for more.',
   async run(args, ctx) {
     const hosts = args.int('hosts', undefined, 1, 64);
-    await bringStackUp(ctx, dirOf(args, ctx), {
+    const dir = dirOf(args, ctx);
+    const info = await bringStackUp(ctx, dir, {
       ...(hosts !== undefined ? { hosts } : {}),
       ...(args.flag('replicas') ? { replicas: true } : {}),
     });
+    await writableForMapInForce({ ...ctx, stackDir: dir }, info);
   },
 };
+
+/**
+ * Every server starts read-only. After `stack up`, the primaries of the map in force take writes:
+ * the map published in the stack's etcd, or, before any is published, the stack's own layout (each
+ * host's first primary). A demoted primary is named by neither once a promotion is published, so it
+ * stays read-only. Problems are warnings: the stack itself is up.
+ */
+async function writableForMapInForce(ctx: CliContext, info: StackInfo): Promise<void> {
+  try {
+    const config = configFor(ctx);
+    const published = await withEtcd(config, (etcd) => readPublished(etcd, config));
+    const doc = published.topology?.doc ?? stackLayout(info, DEFAULT_STACK_SHARDS);
+    const what = published.topology ? `the published map (revision ${published.modRevision})` : "the stack's layout (no map is published yet)";
+    await ensurePrimariesWritable(ctx, config, doc, what);
+  } catch (err) {
+    println(ctx.stderr, `Warning: could not make the primaries writable (${err instanceof Error ? err.message : String(err)}); run \`shardql topology writable\``);
+  }
+}
 
 const down: Command = {
   name: 'stack down',

@@ -9,7 +9,9 @@ import { MAX_SHARD } from '../core/ids.ts';
 import { evenLayout, parseTopology, type HostedSpan, type Topology, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StackInfo } from '../stack/localStack.ts';
+import { ShardAdmin } from '../storage/shardAdmin.ts';
 import { gatewaysBehind, readGateways, type GatewaySeen } from '../topology/etcdTopologySource.ts';
+import { makePrimariesWritable, primariesLines } from '../topology/operations/primaries.ts';
 import { CliError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts';
 import { diffTopology } from './diff.ts';
 import { endpointText, spanSize, spansText, table } from './format.ts';
@@ -62,6 +64,21 @@ export async function publishIfUnchanged(etcd: Etcd3, key: string, next: Topolog
     throw new CliError(`The topology at ${key} was changed by someone else meanwhile; nothing was published. Run the command again to see the new differences`);
   }
   return res.header.revision;
+}
+
+/**
+ * Every server starts read-only: makes the primaries of `doc` writable (with the admin account) and
+ * says so, one line per host. Returns false when some primary is still read-only (unreachable, or
+ * a replica), after saying why.
+ */
+export async function ensurePrimariesWritable(ctx: CliContext, config: GatewayConfig, doc: TopologyDoc, what: string): Promise<boolean> {
+  const report = await makePrimariesWritable(new ShardAdmin({ credentials: config.mysqlAdmin ?? config.mysql }), doc);
+  println(ctx.stdout, `Primaries of ${what}; every other server stays read-only:`);
+  for (const line of primariesLines(report)) println(ctx.stdout, `  ${line}`);
+  if (report.failed.length > 0) {
+    println(ctx.stderr, `${report.failed.length} primary(ies) are still read-only: writes to ${report.failed.map((f) => f.host).join(', ')} are refused until \`shardql topology writable\` succeeds`);
+  }
+  return report.failed.length === 0;
 }
 
 /** The layout `publish` builds without --file: shards dealt evenly over the local stack's hosts. */
@@ -123,7 +140,8 @@ const publish: Command = {
   details:
     'The document is validated first (ranges cover every open shard, no overlap, known hosts); an invalid one\n' +
     'is never published. The write is a compare-and-swap on the revision shown, so a change made meanwhile by\n' +
-    'someone else is not overwritten. Gateways watching etcd pick the new map up at once.',
+    'someone else is not overwritten. Gateways watching etcd pick the new map up at once. Then the primaries\n' +
+    'of the published map are made writable (servers start read-only), also when nothing was published.',
   async run(args, ctx) {
     const file = args.string('file');
     if (file !== undefined && (args.has('shards') || args.has('mod-shards'))) {
@@ -135,9 +153,12 @@ const publish: Command = {
       const current = await readPublished(etcd, config);
       if (args.flag('if-missing') && current.modRevision !== null) {
         println(ctx.stdout, `A topology is already published at ${etcdWhere(config)} (revision ${current.modRevision}); --if-missing leaves it as it is.`);
-        return 0;
+        if (current.topology === null) return 0;
+        return (await ensurePrimariesWritable(ctx, config, current.topology.doc, `revision ${current.modRevision}`)) ? 0 : 1;
       }
-      if (!printChanges(ctx, config, current, next)) return 0;
+      if (!printChanges(ctx, config, current, next)) {
+        return (await ensurePrimariesWritable(ctx, config, next.doc, `revision ${current.modRevision}`)) ? 0 : 1;
+      }
       if (!args.flag('yes')) {
         if (!ctx.stdin.isTTY) throw new CliError('Refusing to publish without confirmation: stdin is not a terminal; pass --yes');
         if (!(await confirm(ctx, `Publish to ${config.topologyKey}?`))) {
@@ -147,7 +168,7 @@ const publish: Command = {
       }
       const revision = await publishIfUnchanged(etcd, config.topologyKey, next, current.modRevision);
       println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}. Run \`shardql provision\` to create any new shard databases.`);
-      return 0;
+      return (await ensurePrimariesWritable(ctx, config, next.doc, `revision ${revision}`)) ? 0 : 1;
     });
   },
 };
@@ -249,4 +270,21 @@ export function gatewaysText(gateways: readonly GatewaySeen[], revision: string)
   return behind.length === 0 ? serving : `${serving}, ${behind.length} behind (${behind.map((g) => `${g.id} at ${g.revision}`).join(', ')})`;
 }
 
-export const topologyCommands: readonly Command[] = [publish, show, diff];
+const writable: Command = {
+  name: 'topology writable',
+  summary: "Make the published map's primaries writable (read_only = 0), e.g. after a primary restarted",
+  details:
+    'Every MariaDB server starts read-only, so a demoted primary that restarts can never take a write. A\n' +
+    "primary of the map that restarted stays read-only until this (or `topology publish`) runs. Servers the\n" +
+    'map does not name a primary are left as they are; one that replicates from another is refused.',
+  async run(_args, ctx) {
+    const config = configFor(ctx);
+    const current = await withEtcd(config, (etcd) => readPublished(etcd, config));
+    if (current.topology === null) {
+      throw new CliError(current.raw === null ? `No topology is published at ${etcdWhere(config)}` : `The topology at ${config.topologyKey} is not valid: ${current.problem}`);
+    }
+    return (await ensurePrimariesWritable(ctx, config, current.topology.doc, `revision ${current.modRevision}`)) ? 0 : 1;
+  },
+};
+
+export const topologyCommands: readonly Command[] = [publish, show, diff, writable];

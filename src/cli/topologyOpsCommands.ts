@@ -9,7 +9,7 @@ import { MAX_SHARD } from '../core/ids.ts';
 import { parseTopology, type Endpoint, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import { ShardAdmin } from '../storage/shardAdmin.ts';
-import { ShardCopier } from '../storage/shardCopy.ts';
+import { shardCopyIo } from '../storage/shardCopy.ts';
 import { createStorage } from '../storage/index.ts';
 import { provision } from '../storage/provision.ts';
 import { etcdTopologyStore, TopologyChangedError } from '../topology/etcdTopology.ts';
@@ -165,21 +165,8 @@ const moveCommand: Command = {
       for (const l of changeLines(plan.pauseDoc, plan.flipDoc)) out(l);
       out(`  6. ${args.flag('drop-source') ? 'drop the source databases' : 'keep the source databases (drop them later, or pass --drop-source)'}`);
       if (!(await confirmed(args, ctx, `Move shards ${plan.moving.map(spanLabel).join(', ')} to ${to}?`))) return 1;
-      const admin = new ShardAdmin({ credentials });
-      const copier = new ShardCopier({ credentials });
       const report = await moveShards(
-        {
-          store,
-          log: out,
-          copier: {
-            existingDatabases: (s, d) => admin.existingDatabases(s, d),
-            dropDatabases: (s, d) => admin.dropDatabases(s, d),
-            lockForCopy: (s, d, t) => admin.lockForCopy(s, d, t),
-            copy: (a, b, d, part) => copier.copy(a, b, d, part),
-            alignAutoIncrements: (a, b, d) => admin.alignAutoIncrements(a, b, d),
-            fingerprint: (s, d) => admin.fingerprint(s, d),
-          },
-        },
+        { store, log: out, copier: shardCopyIo(credentials) },
         plan,
         current.modRevision,
         { gatewayTimeoutMs, dropSource: args.flag('drop-source') },

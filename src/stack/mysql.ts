@@ -45,6 +45,8 @@ export interface MysqlInstance {
   installLog: string;
   /** Exists once users (and replication) have been set up. */
   provisionedMarker: string;
+  /** The GRANTS_VERSION the accounts were last set up with. */
+  grantsMarker: string;
 }
 
 export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: number): MysqlInstance[] {
@@ -68,19 +70,12 @@ export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: num
       logFile: join(dir, `${name}.log`),
       installLog: join(dir, 'install.log'),
       provisionedMarker: join(dir, 'provisioned'),
+      grantsMarker: join(dir, 'grants'),
     };
   };
   const list = [make('primary', host.primary)];
   if (host.replica) list.push(make('replica', host.replica, host.primary));
   return list;
-}
-
-/**
- * A replica promoted to primary (`shardql topology promote`: RESET SLAVE ALL deletes master.info) must
- * come back writable when restarted, not read-only like the replica it was.
- */
-function wasPromoted(inst: MysqlInstance): boolean {
-  return inst.role === 'replica' && existsSync(inst.provisionedMarker) && !existsSync(join(inst.dataDir, 'master.info'));
 }
 
 /** The server configuration; passed with --defaults-file so no system my.cnf leaks in. */
@@ -131,7 +126,11 @@ export function renderCnf(inst: MysqlInstance): string {
     ['rpl-semi-sync-master-enabled', inst.semiSyncSource ? 'ON' : 'OFF'],
     ['rpl-semi-sync-master-wait-point', 'AFTER_SYNC'],
     ['rpl-semi-sync-master-timeout', SEMI_SYNC_TIMEOUT_MS],
-    ['read-only', inst.role === 'replica' && !wasPromoted(inst) ? 1 : 0],
+    // Every server starts read-only, primaries included: only the topology map's primaries are made
+    // writable (`shardql topology publish|promote|writable`, `stack up` for the map in force), so a
+    // demoted primary that restarts can never take a write. The application's account has no
+    // privilege that writes through read_only (see createUsers).
+    ['read-only', 1],
   ];
   // mariadbd refuses to run as root unless told to; the option is meaningless otherwise.
   if (process.getuid?.() === 0) settings.unshift(['user', 'root']);
@@ -154,6 +153,7 @@ async function installDataDir(inst: MysqlInstance, ctx: ServiceContext): Promise
   ctx.log(`${inst.name}: initializing data directory`);
   rmSync(inst.dataDir, { recursive: true, force: true });
   rmSync(inst.provisionedMarker, { force: true });
+  rmSync(inst.grantsMarker, { force: true });
   const args = [
     '--no-defaults',
     `--datadir=${inst.dataDir}`,
@@ -193,32 +193,44 @@ async function withRootConnection<T>(
 }
 
 /**
+ * What the application's account may do: read and write rows of the shard and mod-shard databases,
+ * nothing else. No SUPER, no READ_ONLY ADMIN (it cannot write through read_only, nor turn it off), no
+ * DDL, no grants, no access to the system tables. Provisioning, shard copies, promotion, fencing
+ * and bulk loads use the admin account.
+ */
+export const APP_PRIVILEGES = 'SELECT, INSERT, UPDATE, DELETE';
+/** Database-name patterns (GRANT wildcards) of the shard (db00000) and mod-shard (msdb00000) databases. */
+export const APP_DATABASE_PATTERNS = ['db%', 'msdb%'] as const;
+/** Bumped when the accounts' grants change: instances provisioned with older grants get them redone. */
+const GRANTS_VERSION = '2: app DML on shard databases only; admin ALL';
+
+/**
  * Accounts are created with the binlog off, on every instance: that keeps them
  * out of the GTID stream (a replica has its own copy instead of replaying it,
- * which would collide) and lets any instance become a primary.
+ * which would collide) and lets any instance become a primary. Idempotent, and it
+ * resets the application account's grants to exactly APP_PRIVILEGES (stacks made
+ * before gave it everything).
  */
 async function createUsers(conn: Connection, plan: StackPlan): Promise<void> {
   const { user, password } = plan.info.mysql;
+  const admin = plan.info.mysql.admin;
+  if (!admin) throw new StackError('the stack plan has no admin account (resolvePlan adds one)');
   const repl = plan.info.replication;
   await conn.query('SET SESSION sql_log_bin = 0');
   // install-db also creates password-less root@127.0.0.1/::1/<hostname>: reachable over TCP
   // (and warned about at every start under skip-name-resolve). Keep root socket-only.
   const [roots] = await conn.query<RowDataPacket[]>("SELECT Host FROM mysql.user WHERE User = 'root' AND Host <> 'localhost'");
   for (const row of roots) await conn.query('DROP USER ?@?', ['root', row['Host'] as string]);
-  const admin = plan.info.mysql.admin;
   for (const host of ['127.0.0.1', 'localhost']) {
     await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [user, host, password]);
     await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [user, host, password]);
-    // ALL includes SUPER, READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, ...: what promotion needs.
-    await conn.query('GRANT ALL PRIVILEGES ON *.* TO ?@? WITH GRANT OPTION', [user, host]);
-    if (admin) {
-      // The gateway's account must not write through read_only, or fencing a demoted primary
-      // (SET GLOBAL read_only = 1) would not stop it; the admin account keeps every privilege.
-      await conn.query('REVOKE READ_ONLY ADMIN ON *.* FROM ?@?', [user, host]);
-      await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
-      await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
-      await conn.query('GRANT ALL PRIVILEGES ON *.* TO ?@? WITH GRANT OPTION', [admin.user, host]);
-    }
+    await conn.query('REVOKE ALL PRIVILEGES, GRANT OPTION FROM ?@?', [user, host]);
+    for (const pattern of APP_DATABASE_PATTERNS) await conn.query(`GRANT ${APP_PRIVILEGES} ON \`${pattern}\`.* TO ?@?`, [user, host]);
+    // ALL includes SUPER, READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, ...: what provisioning,
+    // shard copies, promotion and fencing need.
+    await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
+    await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [admin.user, host, admin.password]);
+    await conn.query('GRANT ALL PRIVILEGES ON *.* TO ?@? WITH GRANT OPTION', [admin.user, host]);
   }
   await conn.query('CREATE USER IF NOT EXISTS ?@? IDENTIFIED BY ?', [repl.user, '127.0.0.1', repl.password]);
   await conn.query('ALTER USER ?@? IDENTIFIED BY ?', [repl.user, '127.0.0.1', repl.password]);
@@ -265,14 +277,18 @@ async function startReplication(conn: Connection, inst: MysqlInstance, plan: Sta
   }
 }
 
-/** One-time setup after the first successful start; idempotent, so retried if it was interrupted. */
+/**
+ * One-time setup after the first successful start; idempotent, so retried if it was interrupted.
+ * An instance provisioned with older grants (GRANTS_VERSION) has its accounts redone.
+ */
 async function provision(inst: MysqlInstance, ctx: ServiceContext): Promise<void> {
-  if (existsSync(inst.provisionedMarker)) return;
-  ctx.log(`${inst.name}: creating users${inst.role === 'replica' ? ' and starting replication' : ''}`);
+  const provisioned = existsSync(inst.provisionedMarker);
+  if (provisioned && readTextIfExists(inst.grantsMarker) === `${GRANTS_VERSION}\n`) return;
+  ctx.log(`${inst.name}: ${provisioned ? 'updating account grants' : `creating users${inst.role === 'replica' ? ' and starting replication' : ''}`}`);
   try {
     await withRootConnection(inst, async (conn) => {
       await createUsers(conn, ctx.plan);
-      if (inst.role === 'replica') await startReplication(conn, inst, ctx.plan);
+      if (inst.role === 'replica' && !provisioned) await startReplication(conn, inst, ctx.plan);
     });
   } catch (err) {
     if (err instanceof StackError) throw err;
@@ -282,7 +298,8 @@ async function provision(inst: MysqlInstance, ctx: ServiceContext): Promise<void
       cause: err,
     });
   }
-  writeFileSync(inst.provisionedMarker, `${new Date().toISOString()}\n`);
+  if (!provisioned) writeFileSync(inst.provisionedMarker, `${new Date().toISOString()}\n`);
+  writeFileSync(inst.grantsMarker, `${GRANTS_VERSION}\n`);
 }
 
 /**

@@ -104,6 +104,11 @@ export async function resolvePlan(
   const plan = existing ?? (await freshPlan(dir));
   let changed = existing === null || plan.info.dir !== dir;
   plan.info.dir = dir;
+  // Stacks made before the admin account existed get one (their accounts are redone at the next up).
+  if (plan.info.mysql.admin === undefined) {
+    plan.info.mysql.admin = { user: ADMIN_USER, password: newPassword() };
+    changed = true;
+  }
 
   const hosts = plan.info.mysql.hosts;
   const wantHosts = want.hosts ?? (hosts.length > 0 ? hosts.length : DEFAULT_HOSTS);

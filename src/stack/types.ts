@@ -25,9 +25,10 @@ export interface StackHost {
 export interface StackInfo {
   dir: string;
   /**
-   * `user` is the gateway's account: it cannot write through read_only, so a fenced (demoted)
-   * primary refuses it. `admin`, when present, is the operator's account (promotion, fencing,
-   * shard copies); stacks created before it existed have none and use `user` for everything.
+   * `user` is the application's (the gateway's) account: rows of the shard databases only, never
+   * through read_only, so a server that is not the map's primary refuses it. `admin` is the
+   * operator's account (provisioning, shard copies, promotion, fencing, making primaries writable,
+   * bulk loads); `stack up` adds it to stacks made before it existed.
    */
   mysql: { user: string; password: string; admin?: { user: string; password: string }; hosts: StackHost[] };
   /** Account replicas use to connect to their primary (exists on every instance, so promotion works). */

@@ -248,17 +248,32 @@ export class ShardAdmin {
     });
   }
 
-  /** Forgets the replication source and accepts writes; returns the GTID position it holds. */
+  /** Forgets the replication source (read_only stays as it is: makeWritable). Returns the GTID position it holds. */
   async makePrimary(server: Endpoint): Promise<string> {
     return this.#with(server, async (c) => {
       await c.query('STOP SLAVE');
       await c.query('RESET SLAVE ALL');
-      await c.query('SET GLOBAL read_only = 0');
       return String((await this.#rows(c, 'SELECT @@global.gtid_current_pos AS pos'))[0]?.pos ?? '');
     });
   }
 
-  /** read_only = 1; accounts without READ_ONLY ADMIN (the gateway's) can no longer write there. */
+  /**
+   * read_only = 0 — refused (throws) on a server that replicates from another: a replica that took
+   * writes would diverge from its source. Returns whether it was read-only.
+   */
+  async makeWritable(server: Endpoint): Promise<{ wasReadOnly: boolean }> {
+    return this.#with(server, async (c) => {
+      const [status] = await this.#rows(c, 'SHOW SLAVE STATUS');
+      if (status !== undefined) {
+        throw new Error(`it replicates from ${String(status.Master_Host)}:${String(status.Master_Port)}; a replica is never made writable`);
+      }
+      const wasReadOnly = Number((await this.#rows(c, 'SELECT @@global.read_only AS ro'))[0]?.ro) === 1;
+      if (wasReadOnly) await c.query('SET GLOBAL read_only = 0');
+      return { wasReadOnly };
+    });
+  }
+
+  /** read_only = 1; accounts without READ_ONLY ADMIN (the application's) can no longer write there. */
   async fence(server: Endpoint): Promise<void> {
     await this.#with(server, (c) => c.query('SET GLOBAL read_only = 1'));
   }

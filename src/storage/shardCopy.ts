@@ -10,6 +10,8 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Endpoint } from '../core/topology.ts';
+import type { ShardCopyIo } from '../topology/operations/ports.ts';
+import { ShardAdmin } from './shardAdmin.ts';
 import type { MysqlCredentials } from './shardRouter.ts';
 
 const DATABASE_NAME = /^(db|msdb)[0-9]{5}$/;
@@ -130,4 +132,22 @@ export class ShardCopier {
       rmSync(dir, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * The I/O a shard move needs (topology/operations ShardCopyIo) over real servers: catalogue, table
+ * locks, auto-increments and fingerprints from ShardAdmin, the rows from ShardCopier, all with the
+ * operator's credentials. What `topology move` runs, and what tests run it with.
+ */
+export function shardCopyIo(credentials: MysqlCredentials): ShardCopyIo {
+  const admin = new ShardAdmin({ credentials });
+  const copier = new ShardCopier({ credentials });
+  return {
+    existingDatabases: (s, d) => admin.existingDatabases(s, d),
+    dropDatabases: (s, d) => admin.dropDatabases(s, d),
+    lockForCopy: (s, d, t) => admin.lockForCopy(s, d, t),
+    copy: (a, b, d, part) => copier.copy(a, b, d, part),
+    alignAutoIncrements: (a, b, d) => admin.alignAutoIncrements(a, b, d),
+    fingerprint: (s, d) => admin.fingerprint(s, d),
+  };
 }

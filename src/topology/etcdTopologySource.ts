@@ -41,8 +41,14 @@ export function etcdTopologySource(etcd: Etcd3, key: string): TopologySource {
       const watcher = etcd.watch().key(key).startRevision(fromRevision).watcher();
       watcher.on('put', (kv) => listener.change({ raw: kv.value.toString('utf8'), modRevision: kv.mod_revision }));
       watcher.on('delete', (kv) => listener.change({ raw: null, modRevision: kv.mod_revision }));
-      // 'error' is a cancel by etcd (e.g. compacted revision): etcd3 never re-creates that watcher.
-      watcher.on('error', (err) => listener.broken(err));
+      // 'error' is a cancel by etcd: etcd3 never re-creates that watcher. etcd cancels a watch whose
+      // start revision was compacted away (e.g. re-attached after a partition) or that is not allowed;
+      // etcd3 keeps only the (often empty) reason, so the revision the watch started at is added.
+      watcher.on('error', (err) =>
+        listener.broken(
+          new Error(`etcd cancelled the watch started at revision ${fromRevision} (${err.message.trim()}): that history was compacted, or the watch is not allowed`, { cause: err }),
+        ),
+      );
       watcher.on('end', () => listener.broken(new Error('the watch ended')));
       return { close: () => watcher.cancel() };
     },
@@ -84,6 +90,12 @@ export class GatewayPresence {
   #retry: NodeJS.Timeout | undefined;
   /** The entry expired (etcd unreachable): logged once, and once more when it is back. */
   #lost = false;
+  /**
+   * One put at a time, always of the newest revision: two puts in flight may be applied by etcd in
+   * either order, and an older revision landing last would make this gateway look behind for good.
+   */
+  #putting = false;
+  #putAgain = false;
 
   constructor(opts: GatewayPresenceOptions) {
     this.#opts = opts;
@@ -101,7 +113,7 @@ export class GatewayPresence {
   /** The gateway now serves `revision`. */
   update(revision: string): void {
     this.#revision = revision;
-    void this.#put();
+    this.#putLatest();
   }
 
   async stop(): Promise<void> {
@@ -123,7 +135,22 @@ export class GatewayPresence {
       this.#lost = true;
       this.#later(() => this.#register());
     });
-    void this.#put();
+    this.#putLatest();
+  }
+
+  #putLatest(): void {
+    if (this.#putting) {
+      this.#putAgain = true;
+      return;
+    }
+    this.#putting = true;
+    void this.#put().finally(() => {
+      this.#putting = false;
+      if (this.#putAgain) {
+        this.#putAgain = false;
+        this.#putLatest();
+      }
+    });
   }
 
   async #put(): Promise<void> {
@@ -138,8 +165,9 @@ export class GatewayPresence {
       if (this.#lost) this.#opts.log?.('gateway_presence_restored', { key: this.key, revision });
       this.#lost = false;
     } catch {
-      // A lost lease re-registers by itself; a failed put on a live lease is retried.
-      if (this.#lease === lease && this.#revision === revision) this.#later(() => void this.#put());
+      // A lost lease re-registers by itself; a failed put on a live lease is retried (a newer
+      // revision that came meanwhile is put next anyway).
+      if (this.#lease === lease && this.#revision === revision) this.#later(() => this.#putLatest());
     }
   }
 

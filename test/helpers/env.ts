@@ -6,6 +6,8 @@ import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyD
 import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { dropAllShards, provision } from '../../src/storage/provision.ts';
+import { ShardAdmin } from '../../src/storage/shardAdmin.ts';
+import { makePrimariesWritable } from '../../src/topology/operations/primaries.ts';
 
 export interface TestEnv {
   readonly stack: StackInfo;
@@ -21,6 +23,21 @@ export function testStack(): StackInfo {
   const info = readStackInfo(dir);
   if (!info) throw new Error(`No local stack at ${dir}: run the integration tests through \`npm test\` (it starts the stack once)`);
   return info;
+}
+
+/** The operator's account of the stack (DDL, read_only, replication); the application's is stack.mysql. */
+export function adminCredentials(stack: StackInfo): { user: string; password: string } {
+  if (!stack.mysql.admin) throw new Error(`The stack in ${stack.dir} has no admin account: run \`shardql stack up\` once to add it`);
+  return stack.mysql.admin;
+}
+
+/**
+ * Makes the primaries of `doc` writable (every server starts read-only), as publishing it would;
+ * fails if one cannot be.
+ */
+export async function writablePrimaries(stack: StackInfo, doc: TopologyDoc): Promise<void> {
+  const report = await makePrimariesWritable(new ShardAdmin({ credentials: adminCredentials(stack) }), doc);
+  if (report.failed.length > 0) throw new Error(`Primaries not writable: ${report.failed.map((f) => `${f.host}: ${f.error}`).join('; ')}`);
 }
 
 export function stackHosts(stack: StackInfo): Record<string, HostSpec> {
@@ -55,7 +72,9 @@ export interface TestEnvOptions {
 
 /**
  * A fresh sharded database on the shared local stack: every shard database of earlier tests is
- * dropped, then the topology's shards are provisioned empty.
+ * dropped, then the topology's shards are provisioned empty (with the admin account: the
+ * application's may not run DDL), and the map's primaries made writable. `storage` uses the
+ * application's account, like a gateway.
  */
 export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const stack = testStack();
@@ -66,9 +85,15 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     credentials: { user: stack.mysql.user, password: stack.mysql.password },
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
   });
-  await dropAllShards(storage.router, env.topology);
-  await flushCaches(stack);
-  await provision({ router: storage.router, topology: env.topology });
+  await writablePrimaries(stack, doc);
+  const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack) });
+  try {
+    await dropAllShards(admin.router, env.topology);
+    await flushCaches(stack);
+    await provision({ router: admin.router, topology: env.topology });
+  } finally {
+    await admin.close();
+  }
   const etcd = new Etcd3({ hosts: [...stack.etcd.endpoints] });
   return Object.assign(env, {
     stack,

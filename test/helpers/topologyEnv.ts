@@ -20,7 +20,7 @@ import { ShardAdmin } from '../../src/storage/shardAdmin.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { assertNoLeak, type GqlResult, TEST_JWT_SECRET } from './gateway.ts';
 import type { AckedWrite } from './load.ts';
-import type { TestEnv } from './env.ts';
+import { writablePrimaries, type TestEnv } from './env.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 export const TOPOLOGY_STACKS_DIR = resolve(root, '.stack-topology');
@@ -85,9 +85,10 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
   const t0 = Date.now();
   const stack = await stackUp({ dir, hosts: 3, replicas: true });
   console.log(`# topology stack (3 hosts + replicas) up in ${Date.now() - t0} ms`);
-  const admin = stack.mysql.admin ?? { user: stack.mysql.user, password: stack.mysql.password };
+  const admin = stack.mysql.admin!;
   const initial = initialLayout(stack);
   const topology: Topology = parseTopology(initial);
+  await writablePrimaries(stack, initial);
   const storage = createStorage({ topology: () => topology, credentials: admin });
   try {
     await provision({ router: storage.router, topology });
@@ -95,6 +96,7 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
     await storage.close();
   }
   const etcd = new Etcd3({ hosts: stack.etcd.endpoints });
+  // Published as `shardql topology publish` would, primaries made writable above (servers start read-only).
   await publishTopology(etcd, TOPOLOGY_KEY, initial);
   const config: GatewayConfig = {
     env: 'development',

@@ -28,8 +28,10 @@ async function eventually(what: string, check: () => Promise<boolean>, timeoutMs
   }
 }
 
-async function withMysql<T>(info: StackInfo, ep: MysqlEndpoint, fn: (c: Connection) => Promise<T>): Promise<T> {
-  const conn = await createConnection({ host: ep.host, port: ep.port, user: info.mysql.user, password: info.mysql.password });
+/** As the operator (the admin account): it may run DDL, and write through read_only. */
+async function withMysql<T>(info: StackInfo, ep: MysqlEndpoint, fn: (c: Connection) => Promise<T>, as: 'admin' | 'app' = 'admin'): Promise<T> {
+  const account = as === 'admin' ? info.mysql.admin! : info.mysql;
+  const conn = await createConnection({ host: ep.host, port: ep.port, user: account.user, password: account.password });
   try {
     return await fn(conn);
   } finally {
@@ -91,7 +93,42 @@ describe('local stack (2 hosts + replicas)', () => {
     assert.deepEqual(readStackInfo(dir), info);
   });
 
-  test('each primary accepts the shardql user and its rows reach the replica', async () => {
+  test("every server starts read-only; the application's account may only read and write rows of shard databases", async () => {
+    for (const host of info.mysql.hosts) {
+      for (const ep of [host.primary, host.replica!]) {
+        await withMysql(info, ep, async (c) => {
+          const [rows] = await c.query<RowDataPacket[]>('SELECT @@global.read_only AS ro');
+          assert.equal(rows[0]?.['ro'], 1, `${host.name} ${ep.port} starts read-only`);
+        });
+      }
+    }
+    const primary = info.mysql.hosts[0]!.primary;
+    await withMysql(info, primary, (c) => c.query('CREATE DATABASE IF NOT EXISTS db09999'));
+    await withMysql(info, primary, (c) => c.query('CREATE TABLE IF NOT EXISTS db09999.t (id INT PRIMARY KEY)'));
+    await withMysql(
+      info,
+      primary,
+      async (c) => {
+        const [grants] = await c.query<RowDataPacket[]>('SHOW GRANTS');
+        assert.deepEqual(
+          grants.map((g) => String(Object.values(g)[0]).replace(/ IDENTIFIED BY PASSWORD '[^']*'/, '')).sort(),
+          [
+            `GRANT SELECT, INSERT, UPDATE, DELETE ON \`db%\`.* TO \`${info.mysql.user}\`@\`127.0.0.1\``,
+            `GRANT SELECT, INSERT, UPDATE, DELETE ON \`msdb%\`.* TO \`${info.mysql.user}\`@\`127.0.0.1\``,
+            `GRANT USAGE ON *.* TO \`${info.mysql.user}\`@\`127.0.0.1\``,
+          ],
+        );
+        await assert.rejects(c.query('INSERT INTO db09999.t VALUES (1)'), (e: { errno?: number }) => e.errno === 1290, 'read-only refuses its writes');
+        await assert.rejects(c.query('SET GLOBAL read_only = 0'), (e: { errno?: number }) => e.errno === 1227, 'it cannot lift read_only');
+        await assert.rejects(c.query('CREATE DATABASE stacktest_app'), (e: { errno?: number }) => e.errno === 1290 || e.errno === 1044);
+        await assert.rejects(c.query('SELECT COUNT(*) FROM mysql.user'), (e: { errno?: number }) => e.errno === 1142, 'no system tables');
+      },
+      'app',
+    );
+    await withMysql(info, primary, (c) => c.query('DROP DATABASE db09999'));
+  });
+
+  test('the admin account creates a database on each primary and its rows reach the read-only replica', async () => {
     for (const host of info.mysql.hosts) {
       const replica = host.replica;
       assert.ok(replica);
@@ -167,11 +204,15 @@ describe('local stack (2 hosts + replicas)', () => {
     }
   });
 
-  test('a SIGKILLed primary restarts with its data and replication resumes', async () => {
+  test('a SIGKILLed primary restarts (read-only) with its data and replication resumes', async () => {
     const host = info.mysql.hosts[0];
     assert.ok(host?.replica);
     await stopService(dir, `${host.name}-primary`, 'SIGKILL');
     await startService(dir, `${host.name}-primary`);
+    await withMysql(info, host.primary, async (c) => {
+      const [rows] = await c.query<RowDataPacket[]>('SELECT @@global.read_only AS ro');
+      assert.equal(rows[0]?.['ro'], 1);
+    });
     const marker = `after-restart-${Date.now()}`;
     await withMysql(info, host.primary, (c) => c.query('INSERT INTO stacktest.t (marker) VALUES (?)', [marker]));
     await eventually(`${marker} on replica`, () => rowExists(info, host.replica!, marker));

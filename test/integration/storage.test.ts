@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { adminCredentials, freshEnv, type TestEnv } from '../helpers/env.ts';
 import { SqlStats } from '../../src/storage/sqlStats.ts';
 import { isActive } from '../../src/storage/objectStore.ts';
 import { decodeId, shardOf, MAX_LOCAL_ID, encodeId } from '../../src/core/ids.ts';
@@ -64,7 +64,14 @@ describe('Storage: objects', () => {
   test('a local ID past 36 bits is an error, and no row is left behind', async () => {
     const { objects, router } = env.storage;
     const host = router.hostOfShard(5);
-    await router.query(host, [5], `ALTER TABLE ${shardDatabase(5)}.comments AUTO_INCREMENT = ${MAX_LOCAL_ID + 1n}`, []);
+    // DDL: the admin account (the application's may only read and write rows).
+    const { createStorage } = await import('../../src/storage/index.ts');
+    const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack) });
+    try {
+      await admin.router.query(host, [5], `ALTER TABLE ${shardDatabase(5)}.comments AUTO_INCREMENT = ${MAX_LOCAL_ID + 1n}`, []);
+    } finally {
+      await admin.close();
+    }
     await assert.rejects(objects.create('comment', 5, { text: 'x' }), (e) => isShardqlError(e, 'LOCAL_ID_OVERFLOW'));
     const rows = await router.query(host, [5], `SELECT COUNT(*) AS n FROM ${shardDatabase(5)}.comments`, []);
     assert.equal(Number(rows[0]?.n), 0);
@@ -155,9 +162,10 @@ describe('Storage: mappings', () => {
   });
 
   test('page 150 of a 10,000-pin board is one indexed query reading what page 1 reads', async () => {
-    // A single-connection pool so session status counters belong to our queries only.
+    // A single-connection pool so session status counters belong to our queries only; the admin
+    // account, which may FLUSH STATUS (RELOAD).
     const { createStorage } = await import('../../src/storage/index.ts');
-    const storage = createStorage({ topology: () => env.topology, credentials: env.stack.mysql, poolSize: 1 });
+    const storage = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack), poolSize: 1 });
     try {
       const board = encodeId({ shard: 8, type: 2, local: 1n });
       const host = storage.router.hostOfShard(8);

@@ -3,9 +3,13 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import type { RowDataPacket } from 'mysql2/promise';
 import { isShardqlError } from '../../src/core/errors.ts';
-import { parseTopology, type Endpoint } from '../../src/core/topology.ts';
+import { parseTopology, shardDatabase, type Endpoint } from '../../src/core/topology.ts';
+import { startGateway } from '../../src/server.ts';
 import { startService, stopService } from '../../src/stack/localStack.ts';
 import { createStorage } from '../../src/storage/index.ts';
+import { publishTopology } from '../../src/topology/etcdTopology.ts';
+import type { TestEnv } from '../helpers/env.ts';
+import { assertNoLeak, TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { createUsers, ms, servedWhere, startLoad, type LoadUser } from '../helpers/load.ts';
 import { topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
 
@@ -19,6 +23,15 @@ before(async () => {
 after(async () => {
   await env?.close();
 });
+
+async function sql(server: Endpoint, credentials: { user: string; password: string }, text: string): Promise<unknown> {
+  const c = await mysql.createConnection({ host: server.host, port: server.port, user: credentials.user, password: credentials.password });
+  try {
+    return (await c.query(text))[0];
+  } finally {
+    await c.end();
+  }
+}
 
 async function variables(server: Endpoint, sql: string): Promise<Record<string, string>> {
   const admin = env.stack.mysql.admin!;
@@ -116,49 +129,95 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     );
   });
 
-  test('the old primary comes back writable and is fenced; a refused write re-reads the map; the promoted one restarts writable', async () => {
+  test('the demoted primary restarts read-only: every write is refused (gateway, storage, its own account); the promoted one is made writable again by `topology writable`', async () => {
     const victim = env.stack.mysql.hosts[0]!;
-    await startService(env.dir, `${victim.name}-primary`);
-    const back = await variables(victim.primary, "SHOW GLOBAL VARIABLES LIKE 'read_only'");
-    assert.equal(back.read_only, 'OFF', 'a restarted old primary is writable: it must be fenced');
-
-    const refused = await env.cli(['topology', 'fence', '--server', `${victim.replica!.host}:${victim.replica!.port}`, '--yes']);
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /primary in the published map/);
-    const fence = await env.cli(['topology', 'fence', '--server', `${victim.primary.host}:${victim.primary.port}`, '--yes']);
-    assert.equal(fence.code, 0, fence.stderr);
-    assert.equal((await variables(victim.primary, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only, 'ON');
-
-    // A gateway still on the old map writes to the fenced server: refused as read-only, and told to re-read.
+    const app = { user: env.stack.mysql.user, password: env.stack.mysql.password };
     const stale = parseTopology(env.initial);
-    const readOnlyHosts: string[] = [];
-    const storage = createStorage({
-      topology: () => stale,
-      credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },
-      onReadOnly: (h) => readOnlyHosts.push(h),
-    });
+    const owner = users.find((u) => stale.hostOfShard(u.shard) === victim.name)!;
+    // Killed in the previous test; started again by the stack's own process management.
+    await startService(env.dir, `${victim.name}-primary`);
+    assert.equal((await variables(victim.primary, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only, 'ON', 'a restarted server is read-only');
+
+    // Its own account, straight to the server: no write, and no way to lift read_only.
+    await assert.rejects(
+      sql(victim.primary, app, `INSERT INTO ${shardDatabase(owner.shard)}.counts (id, kind, n) VALUES (1, 'split-brain', 1)`),
+      (e: { errno?: number }) => e.errno === 1290,
+    );
+    await assert.rejects(sql(victim.primary, app, 'SET GLOBAL read_only = 0'), (e: { errno?: number }) => e.errno === 1227);
+    await assert.rejects(sql(victim.primary, app, `DELETE FROM ${shardDatabase(owner.shard)}.boards`), (e: { errno?: number }) => e.errno === 1290);
+
+    // A gateway still on the old map (it watches a key where the old map stayed) writes there: a
+    // clear, retryable error, nothing internal in the answer.
+    const staleKey = '/shardql-test/stale/topology';
+    await publishTopology(env.etcd, staleKey, env.initial);
+    const staleGateway = await startGateway(
+      {
+        env: 'production',
+        port: 0,
+        etcdEndpoints: env.stack.etcd.endpoints,
+        topologyKey: staleKey,
+        mysql: app,
+        redis: env.stack.redis,
+        memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` },
+        jwtSecret: TEST_JWT_SECRET,
+      },
+      { log: () => undefined, repair: { intervalMs: 0 } },
+    );
     try {
-      const shard = users.find((u) => stale.hostOfShard(u.shard) === victim.name)!.shard;
+      const res = await fetch(`${staleGateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.token}` },
+        body: JSON.stringify({ query: `mutation($b: ID!) { createPin(input: { boardId: $b, title: "split brain" }) { id } }`, variables: { b: owner.boardId } }),
+      });
+      const text = await res.text();
+      assertNoLeak(text, { stack: env.stack } as unknown as TestEnv);
+      const body = JSON.parse(text) as { data?: { createPin: unknown }; errors?: { message: string; extensions?: { code?: string } }[] };
+      assert.equal(body.data?.createPin ?? null, null);
+      assert.deepEqual(body.errors?.map((e) => e.extensions?.code), ['SHARD_UNAVAILABLE']);
+      assert.match(body.errors![0]!.message, /read-only right now; retry later/);
+    } finally {
+      await staleGateway.stop(1000);
+    }
+    // The storage layer says why, and asks for a re-read of the map.
+    const readOnlyHosts: string[] = [];
+    const storage = createStorage({ topology: () => stale, credentials: app, onReadOnly: (h) => readOnlyHosts.push(h) });
+    try {
       await assert.rejects(
-        storage.objects.create('board', shard, { name: 'split brain' }),
+        storage.objects.create('board', owner.shard, { name: 'split brain' }),
         (e) => isShardqlError(e, 'SHARD_UNAVAILABLE') && e.details.readOnly === true,
       );
       assert.deepEqual(readOnlyHosts, [victim.name]);
     } finally {
       await storage.close();
     }
-    // The promoted replica, restarted, stays writable: it no longer replicates, so the stack keeps read_only off.
+
+    // The promoted primary, restarted, is read-only too until the map's primaries are made writable
+    // again — which leaves the demoted one read-only: no map names it.
     await stopService(env.dir, `${victim.name}-replica`);
     await startService(env.dir, `${victim.name}-replica`);
-    assert.equal((await variables(victim.replica!, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only, 'OFF');
-    const owner = users.find((u) => stale.hostOfShard(u.shard) === victim.name)!;
-    const writable = await env.until('a write to the restarted primary', async () => {
-      const r = await env.gql(`mutation($b: ID!) { createPin(input: { boardId: $b, title: "after restart" }) { id } }`, { b: owner.boardId }, owner.token);
-      return r.body.errors === undefined;
+    assert.equal((await variables(victim.replica!, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only, 'ON');
+    const pin = `mutation($b: ID!) { createPin(input: { boardId: $b, title: "after restart" }) { id } }`;
+    await env.until('the gateway to reach the restarted primary', async () => {
+      const r = await env.gql(pin, { b: owner.boardId }, owner.token);
+      return r.body.errors?.[0]?.extensions?.code === 'SHARD_UNAVAILABLE' && /read-only/.test(r.body.errors[0].message);
     });
+    const writable = await env.cli(['topology', 'writable']);
+    assert.equal(writable.code, 0, `${writable.stdout}\n${writable.stderr}`);
+    assert.match(writable.stdout, new RegExp(`${victim.name} \\(${victim.replica!.host}:${victim.replica!.port}\\): made writable`));
+    assert.doesNotMatch(writable.stdout, new RegExp(`:${victim.primary.port}\\b`), 'the demoted primary is not named');
+    const accepted = await env.gql(pin, { b: owner.boardId }, owner.token);
+    assert.equal(accepted.body.errors, undefined, JSON.stringify(accepted.body.errors));
+    assert.equal((await variables(victim.primary, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only, 'ON', 'the demoted primary stays read-only');
+
+    // `topology fence` still refuses a primary of the map, and fences a server that is none (a no-op here).
+    const refused = await env.cli(['topology', 'fence', '--server', `${victim.replica!.host}:${victim.replica!.port}`, '--yes']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /primary in the published map/);
+    const fence = await env.cli(['topology', 'fence', '--server', `${victim.primary.host}:${victim.primary.port}`, '--yes']);
+    assert.equal(fence.code, 0, fence.stderr);
     console.log(
-      `# old primary restarted writable, fenced by \`topology fence\` in ${ms(fence.ms)}; a write through the stale map was refused (read-only) and asked for a re-read; ` +
-        `the promoted primary restarted writable, taking writes ${ms(writable)} after its restart`,
+      `# demoted primary restarted read-only: refused the application's INSERT and DELETE (1290) and SET GLOBAL read_only (1227); a stale gateway answered SHARD_UNAVAILABLE; ` +
+        `the restarted promoted primary took writes again after \`topology writable\` (${ms(writable.ms)})`,
     );
   });
 });

@@ -17,8 +17,9 @@
  *   7. wait for the gateways to serve the flip, cancel any straggler still waiting on the source
  *      lock (it fails, unacknowledged), unlock; drop the source copy only if asked to.
  *
- * Any failure before the flip lifts the pause again and leaves the map as it was; a crash leaves the
- * pause published (writes refused, nothing lost) and running the same move again resumes it.
+ * Any failure before the flip lifts the pause again, leaves the map as it was and drops the partial
+ * copy on the target; a crash leaves the pause published (writes refused, nothing lost) and running
+ * the same move again resumes it.
  */
 import { shardDatabase, parseTopology, type Endpoint, type ShardSpan, type TopologyDoc } from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
@@ -195,15 +196,20 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   const locks: CopyLock[] = [];
   const callOff = async (why: string): Promise<never> => {
     await Promise.allSettled(locks.map((l) => l.release()));
+    let resumed: string;
     try {
-      const revision = await io.store.publish(plan.resumeDoc, pauseRevision);
-      throw new TopologyOperationError(`${why}. The move was called off: writes resumed (revision ${revision}), the map is unchanged`);
+      resumed = await io.store.publish(plan.resumeDoc, pauseRevision);
     } catch (err) {
-      if (err instanceof TopologyOperationError) throw err;
       throw new TopologyOperationError(
         `${why}. The move was called off, but lifting the pause failed (${err instanceof Error ? err.message : String(err)}): writes stay paused until \`topology move\` is run again or the map is published`,
       );
     }
+    // The partial copy is routed nowhere: dropping it leaves the target as it was before the move.
+    const dropped = await io.copier.dropDatabases(target, allDatabases).then(
+      () => `the partial copy on ${plan.target.host} was dropped`,
+      (err: unknown) => `the partial copy on ${plan.target.host} could not be dropped (${err instanceof Error ? err.message : String(err)}); it is not routed, and the next move replaces it`,
+    );
+    throw new TopologyOperationError(`${why}. The move was called off: writes resumed (revision ${resumed}), the map is unchanged, ${dropped}`);
   };
 
   // 3. Every gateway serves the pause.

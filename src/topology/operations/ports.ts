@@ -65,8 +65,17 @@ export interface ReplicaState {
   readonly semiSync: boolean;
 }
 
+/** Making one server accept writes: what only a map's primary may do. */
+export interface PrimaryIo {
+  /**
+   * read_only = 0, unless the server replicates from another one (then it throws: a replica is never
+   * made writable). Returns whether it was read-only.
+   */
+  makeWritable(server: Endpoint): Promise<{ readonly wasReadOnly: boolean }>;
+}
+
 /** Replication control on one server. */
-export interface ReplicationIo {
+export interface ReplicationIo extends PrimaryIo {
   reachable(server: Endpoint): Promise<boolean>;
   replicaState(server: Endpoint): Promise<ReplicaState>;
   /** GTID position of everything the server has binlogged (a primary's). */
@@ -75,7 +84,7 @@ export interface ReplicationIo {
   stopReceiving(server: Endpoint): Promise<void>;
   /** Waits until the server has applied `gtid` (at most timeoutMs); false on timeout. */
   waitApplied(server: Endpoint, gtid: string, timeoutMs: number): Promise<boolean>;
-  /** Forgets its source and accepts writes. Returns its GTID position. */
+  /** Forgets its source (it is read-only still: makeWritable is a separate step). Returns its GTID position. */
   makePrimary(server: Endpoint): Promise<string>;
   /** read_only = 1: refuses every write of the gateway's account. */
   fence(server: Endpoint): Promise<void>;

@@ -5,15 +5,18 @@
  *      then the replica catches up with everything it had binlogged — a planned switch-over);
  *   2. the replica stops receiving and applies everything it received: with semi-sync AFTER_SYNC every
  *      acknowledged commit reached its relay log, so nothing acknowledged is lost;
- *   3. STOP SLAVE, RESET SLAVE ALL, read_only = 0;
+ *   3. STOP SLAVE, RESET SLAVE ALL, then read_only = 0 (makePrimariesWritable: the one place a
+ *      server is made writable);
  *   4. one publish: the host's primary is the old replica's endpoint, and it has no replica.
  *
- * The old primary is out of the map, so no gateway writes to it again; if it comes back it must be
- * fenced (`topology fence`) or rebuilt as a replica before it serves anything.
+ * The old primary is out of the map, so no gateway writes to it again. Every server starts
+ * read-only, so if it is restarted it stays read-only (nothing makes a server writable that the map
+ * does not name a primary); if it comes back without a restart (a hung host), `topology fence` it.
  */
 import { parseTopology, type Endpoint, type TopologyDoc } from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
 import type { GatewayWaitResult, OperationLog, ReplicaState, ReplicationIo, TopologyStore } from './ports.ts';
+import { makePrimariesWritable } from './primaries.ts';
 
 export interface PromotePlan {
   readonly host: string;
@@ -121,6 +124,13 @@ export async function promote(io: PromoteIo, plan: PromotePlan, expectedRevision
     );
   }
   const applied = await mysql.makePrimary(plan.replica);
+  const writable = await makePrimariesWritable(mysql, plan.next, [plan.host]);
+  if (writable.failed.length > 0) {
+    throw new TopologyOperationError(
+      `${text(plan.replica)} no longer replicates but could not be made writable (${writable.failed[0]!.error}); nothing was published. ` +
+        `Once it answers, set read_only = 0 on it and publish the promoted map by hand`,
+    );
+  }
   log(`Promoted ${text(plan.replica)}: received ${received || '(nothing)'}, applied ${applied || '(nothing)'}; it accepts writes`);
 
   const revision = await io.store.publish(plan.next, expectedRevision);

@@ -113,4 +113,8 @@ export class FakeReplication implements ReplicationIo {
   async fence(s: Endpoint) {
     this.events.push(`fence ${s.port}`);
   }
+  async makeWritable(s: Endpoint) {
+    this.events.push(`make writable ${s.port}`);
+    return { wasReadOnly: true };
+  }
 }

@@ -115,10 +115,11 @@ describe('Topology move: running', () => {
     const plan = planMove(store.doc, { shards: { from: 4, to: 5 }, to: 'mysql003' });
     await assert.rejects(
       moveShards({ store, copier }, plan, '10'),
-      /differs.*checksum 2 on the source, 1 on the target.*called off: writes resumed \(revision 12\)/s,
+      /differs.*checksum 2 on the source, 1 on the target.*called off: writes resumed \(revision 12\), the map is unchanged, the partial copy on mysql003 was dropped/s,
     );
     assert.deepEqual(store.doc, layout());
     assert.ok(events.indexOf('unlock 3301') < events.indexOf('publish 12'), 'the lock goes before writes resume');
+    assert.equal(events.at(-1), 'drop 3303 db00004,db00005', 'the partial copy is dropped once writes resumed');
   });
   test('a gateway that does not serve the pause calls the move off before anything is locked', async () => {
     const events: string[] = [];

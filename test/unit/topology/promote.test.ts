@@ -52,7 +52,7 @@ describe('Topology promote: running', () => {
     const mysql = new FakeReplication(events);
     const plan = planPromotion(store.doc, 'mysql001');
     const report = await promote({ store, mysql }, plan, '10');
-    assert.deepEqual(events, ['stop receiving 3311', 'wait applied 3311 0-11-42', 'make primary 3311', 'publish 11', 'wait gateways 11']);
+    assert.deepEqual(events, ['stop receiving 3311', 'wait applied 3311 0-11-42', 'make primary 3311', 'make writable 3311', 'publish 11', 'wait gateways 11']);
     assert.deepEqual(store.doc.hosts.mysql001, { primary: ep(3311) });
     assert.equal(report.oldPrimaryReachable, false);
   });
