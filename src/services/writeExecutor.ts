@@ -9,14 +9,23 @@ import { isActive, type ObjectData, type StoredObject } from '../storage/objectS
 import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
-/**
- * Where a fault can be injected (tests): inside the first transaction, after it, after each step,
- * before completion. A relation write (`relate`) sends its first transaction with COMMIT in one
- * round trip, so it asks the hook for 'in-first-transaction' before sending, and a crash the hook
- * injects is played out after the statements ran and before COMMIT, as a real one would fall.
- */
+/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
-export type FaultHook = (point: FaultPoint, kind: string) => void | Promise<void>;
+
+/**
+ * A crash injected at a step boundary (tests): it throws (the write fails inside this process and
+ * its normal error path runs) or ends the process (SIGKILL: connections are lost, nothing more runs).
+ */
+export type Crash = () => never;
+
+/**
+ * Called at each step boundary of a multi-shard write (tests). It may pause there or change data,
+ * and returns the crash to play at that point, if any. The crash is returned, not thrown, so the
+ * writer can play it where a real one falls: a relation write (`relate`) sends its first
+ * transaction with COMMIT in one round trip, so when the hook returns a crash for
+ * 'in-first-transaction' it sends the statements without COMMIT, then plays the crash.
+ */
+export type FaultHook = (point: FaultPoint, kind: string) => Crash | undefined | void | Promise<Crash | undefined | void>;
 
 export interface IdempotencyOptions {
   /** Whose key it is (the viewer): keys of different viewers never collide. */
@@ -156,7 +165,7 @@ export class WriteExecutor {
           const o = await plan.first(local);
           if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps);
           if (idem) await this.#storage.intents.saveIdempotencyInTx(tx, plan.shard, idem.scope, idem.key, fingerprint, plan.toRecord(o.result), intentId);
-          await this.#faults?.('in-first-transaction', plan.kind);
+          await this.#fault('in-first-transaction', plan.kind);
           return o;
         },
         ctx,
@@ -165,14 +174,14 @@ export class WriteExecutor {
       return await this.#twinOr(err, plan, idem, fingerprint, ctx);
     }
     await this.#invalidate(local!, ctx);
-    await this.#faults?.('after-first-commit', plan.kind);
+    await this.#fault('after-first-commit', plan.kind);
     // One step whose source the first transaction itself settled (the repin it created or the pin
     // it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length !== 1 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
     if (known && intentId !== null) {
       await this.#storage.mappings.apply([known.change], ctx);
-      await this.#faults?.('after-step-0', plan.kind);
-      await this.#faults?.('before-complete', plan.kind);
+      await this.#fault('after-step-0', plan.kind);
+      await this.#fault('before-complete', plan.kind);
       if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
         await runStep(this.#storage, out.steps[0]!, ctx);
         await this.#storage.intents.complete(plan.shard, intentId, ctx);
@@ -181,9 +190,9 @@ export class WriteExecutor {
     }
     for (const [i, step] of out.steps.entries()) {
       await runStep(this.#storage, step, ctx);
-      await this.#faults?.(`after-step-${i}`, plan.kind);
+      await this.#fault(`after-step-${i}`, plan.kind);
     }
-    await this.#faults?.('before-complete', plan.kind);
+    await this.#fault('before-complete', plan.kind);
     if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
     return out.result;
   }
@@ -273,10 +282,10 @@ export class WriteExecutor {
       [changed, state, intentId] = await router.transaction(
         shard,
         async (tx) => {
-          const crash = await caught(() => this.#faults?.('in-first-transaction', plan.kind));
-          if (crash === undefined) return first.read(await tx.commitWith(first.statements));
-          await tx.batch(first.statements);
-          throw crash.error;
+          const crash = await this.#faults?.('in-first-transaction', plan.kind);
+          if (!crash) return first.read(await tx.commitWith(first.statements));
+          await tx.batch(first.statements); // the statements ran; COMMIT never comes
+          return crash();
         },
         ctx,
       );
@@ -286,15 +295,15 @@ export class WriteExecutor {
     const mirrored = reverseChange(reverse, change.from, change.to, state);
     let applied: { changed: boolean; count: number } | undefined;
     try {
-      await this.#faults?.('after-first-commit', plan.kind);
+      await this.#fault('after-first-commit', plan.kind);
       applied = await mappings.applyCounting(mirrored, ctx);
     } finally {
       // Both lists' caches in one round trip, once both sides committed (before the write answers).
       const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
       await mappings.invalidate(lists, ctx);
     }
-    await this.#faults?.('after-step-0', plan.kind);
-    await this.#faults?.('before-complete', plan.kind);
+    await this.#fault('after-step-0', plan.kind);
+    await this.#fault('before-complete', plan.kind);
     if (await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx)) {
       // Confirmed: the edge still is what both sides now say, so the request may read it from here.
       learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
@@ -306,18 +315,14 @@ export class WriteExecutor {
     return plan.result;
   }
 
+  /** Plays the crash the fault hook returns for this point, if any. */
+  async #fault(point: FaultPoint, kind: string): Promise<void> {
+    const crash = await this.#faults?.(point, kind);
+    if (crash) crash();
+  }
+
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
-  }
-}
-
-/** What `fn` threw, if it threw. */
-async function caught(fn: () => unknown): Promise<{ error: unknown } | undefined> {
-  try {
-    await fn();
-    return undefined;
-  } catch (error) {
-    return { error };
   }
 }
 
