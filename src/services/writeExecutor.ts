@@ -360,9 +360,50 @@ function reverseChange(reverse: MappingTable, from: bigint, to: bigint, state: E
 export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}): Promise<boolean> {
   const intent = await storage.intents.intent(shard, id, ctx);
   if (!intent) return false;
-  for (const step of intent.steps) await runStep(storage, step, ctx);
+  await finishSteps(storage, intent.steps, ctx);
   await storage.intents.complete(shard, id, ctx);
   return true;
+}
+
+/**
+ * Runs the steps of a write whose writer stopped (the repair pass, a retry with its idempotency
+ * key), then drops the caches of everything the write changed. Its writer drops them after its own
+ * commits, so a writer that died between a commit and that left them stale; a step drops only
+ * what it changes itself, and one the writer had already run changes nothing.
+ */
+export async function finishSteps(storage: Storage, steps: readonly IntentStep[], ctx: OpContext = {}): Promise<void> {
+  for (const step of steps) await runStep(storage, step, ctx);
+  for (const step of steps) await forgetWrite(storage, step, ctx);
+}
+
+/** Drops the cached objects and lists a write with this step may have changed, in its first transaction and in the step. */
+async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): Promise<void> {
+  switch (step.kind) {
+    case 'syncReverse': {
+      // Both sides of the relation, each list with its count.
+      const table = step.table as MappingTable;
+      const reverse = reverseOf(table);
+      if (!reverse) throw new Error(`${table} has no reverse table`);
+      await storage.mappings.invalidate([listCacheKey(table, BigInt(step.from)), listCacheKey(reverse, BigInt(step.to))], ctx);
+      return;
+    }
+    case 'syncRepin': {
+      // The repin made or deleted, its board's and pinner's lists (a pin's refs never change), the original's repins.
+      const id = BigInt(step.pin);
+      const { board, pinner } = (await storage.objects.getMany([id], ctx)).get(id)?.refs ?? {};
+      const lists = [
+        listCacheKey('pin_repinned_as_pins', BigInt(step.original)),
+        ...(board !== undefined ? [listCacheKey('board_has_pins', board)] : []),
+        ...(pinner !== undefined ? [listCacheKey('user_has_pins', pinner)] : []),
+      ];
+      await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
+      return;
+    }
+    default: {
+      const unknown: never = step;
+      throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 /**
