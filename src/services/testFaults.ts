@@ -28,9 +28,9 @@ export function parseTestFault(text: string): TestFault {
   return { kind: m[1]!, point: m[2] as FaultPoint, nth: m[3] === undefined ? 1 : Number(m[3]) };
 }
 
-/** The line a gateway writes to stderr just before it kills itself. */
-export function testFaultLine(fault: TestFault): string {
-  return `shardql test fault: SIGKILL at ${fault.point} of ${fault.kind} (time ${fault.nth} it was reached)`;
+/** The line a gateway writes to stderr just before it kills itself: which fault, and which write (its key). */
+export function testFaultLine(fault: TestFault, idempotencyKey: string | undefined): string {
+  return `shardql test fault: SIGKILL at ${fault.point} of ${fault.kind} (time ${fault.nth} it was reached), the write with Idempotency-Key ${idempotencyKey ?? '(none)'}`;
 }
 
 /** Ends this process as a crash would: SIGKILL, so no handler, finally block or shutdown runs. */
@@ -43,9 +43,9 @@ export function killThisProcess(line: string): never {
 /** A fault hook that plays `crash` the n-th time a write of `fault.kind` reaches `fault.point`, and never again. */
 export function faultAt(fault: TestFault, crash: (line: string) => never = killThisProcess): FaultHook {
   let reached = 0;
-  return (point, kind): Crash | undefined => {
+  return (point, kind, idempotencyKey): Crash | undefined => {
     if (point !== fault.point || kind !== fault.kind) return undefined;
     reached++;
-    return reached === fault.nth ? () => crash(testFaultLine(fault)) : undefined;
+    return reached === fault.nth ? () => crash(testFaultLine(fault, idempotencyKey)) : undefined;
   };
 }

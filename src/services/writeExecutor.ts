@@ -19,13 +19,14 @@ export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-
 export type Crash = () => never;
 
 /**
- * Called at each step boundary of a multi-shard write (tests). It may pause there or change data,
- * and returns the crash to play at that point, if any. The crash is returned, not thrown, so the
- * writer can play it where a real one falls: a relation write (`relate`) sends its first
- * transaction with COMMIT in one round trip, so when the hook returns a crash for
- * 'in-first-transaction' it sends the statements without COMMIT, then plays the crash.
+ * Called at each step boundary of a multi-shard write (tests), with the write's kind and its
+ * idempotency key if it has one. It may pause there or change data, and returns the crash to play
+ * at that point, if any. The crash is returned, not thrown, so the writer can play it where a real
+ * one falls: a relation write (`relate`) sends its first transaction with COMMIT in one round
+ * trip, so when the hook returns a crash for 'in-first-transaction' it sends the statements
+ * without COMMIT, then plays the crash.
  */
-export type FaultHook = (point: FaultPoint, kind: string) => Crash | undefined | void | Promise<Crash | undefined | void>;
+export type FaultHook = (point: FaultPoint, kind: string, idempotencyKey: string | undefined) => Crash | undefined | void | Promise<Crash | undefined | void>;
 
 export interface IdempotencyOptions {
   /** Whose key it is (the viewer): keys of different viewers never collide. */
@@ -165,7 +166,7 @@ export class WriteExecutor {
           const o = await plan.first(local);
           if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps);
           if (idem) await this.#storage.intents.saveIdempotencyInTx(tx, plan.shard, idem.scope, idem.key, fingerprint, plan.toRecord(o.result), intentId);
-          await this.#fault('in-first-transaction', plan.kind);
+          await this.#fault('in-first-transaction', plan.kind, idem);
           return o;
         },
         ctx,
@@ -174,14 +175,14 @@ export class WriteExecutor {
       return await this.#twinOr(err, plan, idem, fingerprint, ctx);
     }
     await this.#invalidate(local!, ctx);
-    await this.#fault('after-first-commit', plan.kind);
+    await this.#fault('after-first-commit', plan.kind, idem);
     // One step whose source the first transaction itself settled (the repin it created or the pin
     // it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length !== 1 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
     if (known && intentId !== null) {
       await this.#storage.mappings.apply([known.change], ctx);
-      await this.#fault('after-step-0', plan.kind);
-      await this.#fault('before-complete', plan.kind);
+      await this.#fault('after-step-0', plan.kind, idem);
+      await this.#fault('before-complete', plan.kind, idem);
       if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
         await runStep(this.#storage, out.steps[0]!, ctx);
         await this.#storage.intents.complete(plan.shard, intentId, ctx);
@@ -190,9 +191,9 @@ export class WriteExecutor {
     }
     for (const [i, step] of out.steps.entries()) {
       await runStep(this.#storage, step, ctx);
-      await this.#fault(`after-step-${i}`, plan.kind);
+      await this.#fault(`after-step-${i}`, plan.kind, idem);
     }
-    await this.#fault('before-complete', plan.kind);
+    await this.#fault('before-complete', plan.kind, idem);
     if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
     return out.result;
   }
@@ -282,7 +283,7 @@ export class WriteExecutor {
       [changed, state, intentId] = await router.transaction(
         shard,
         async (tx) => {
-          const crash = await this.#faults?.('in-first-transaction', plan.kind);
+          const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
           if (!crash) return first.read(await tx.commitWith(first.statements));
           await tx.batch(first.statements); // the statements ran; COMMIT never comes
           return crash();
@@ -295,15 +296,15 @@ export class WriteExecutor {
     const mirrored = reverseChange(reverse, change.from, change.to, state);
     let applied: { changed: boolean; count: number } | undefined;
     try {
-      await this.#fault('after-first-commit', plan.kind);
+      await this.#fault('after-first-commit', plan.kind, idem);
       applied = await mappings.applyCounting(mirrored, ctx);
     } finally {
       // Both lists' caches in one round trip, once both sides committed (before the write answers).
       const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
       await mappings.invalidate(lists, ctx);
     }
-    await this.#fault('after-step-0', plan.kind);
-    await this.#fault('before-complete', plan.kind);
+    await this.#fault('after-step-0', plan.kind, idem);
+    await this.#fault('before-complete', plan.kind, idem);
     if (await intents.completeIf(shard, intentId, mappings.edgeIs(change.table, change.from, change.to, state), ctx)) {
       // Confirmed: the edge still is what both sides now say, so the request may read it from here.
       learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
@@ -316,8 +317,8 @@ export class WriteExecutor {
   }
 
   /** Plays the crash the fault hook returns for this point, if any. */
-  async #fault(point: FaultPoint, kind: string): Promise<void> {
-    const crash = await this.#faults?.(point, kind);
+  async #fault(point: FaultPoint, kind: string, idem: IdempotencyOptions | undefined): Promise<void> {
+    const crash = await this.#faults?.(point, kind, idem?.key);
     if (crash) crash();
   }
 

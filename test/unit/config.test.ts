@@ -87,10 +87,10 @@ describe('Config: the test-only fault', () => {
       throw new Played(line);
     });
     const crashes = (point: FaultPoint, kind: string): boolean => {
-      const crash = hook(point, kind);
+      const crash = hook(point, kind, `key-of-${kind}`);
       if (crash === undefined) return false;
       assert.equal(typeof crash, 'function');
-      assert.throws(() => (crash as () => never)(), (e: unknown) => e instanceof Played && e.message === 'shardql test fault: SIGKILL at after-step-0 of repin (time 3 it was reached)');
+      assert.throws(() => (crash as () => never)(), (e: unknown) => e instanceof Played && e.message === 'shardql test fault: SIGKILL at after-step-0 of repin (time 3 it was reached), the write with Idempotency-Key key-of-repin');
       return true;
     };
     const seen = [
