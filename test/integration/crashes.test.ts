@@ -3,13 +3,16 @@
  * PROCESS serving concurrent clients kills itself with SIGKILL there (SHARDQL_TEST_FAULT), so its
  * connections drop mid-write and no error path runs. Then a fresh gateway process's repair pass
  * must complete everything: every acknowledged write present, none doubled, every count equal to
- * its list in both directions, no intent left. Every write that did not get its answer is then sent
- * again with its Idempotency-Key, by two requests at once to two gateways: one effect, equal answers.
+ * its list in both directions, no intent left; the write the process died in is absent if it died
+ * inside the first transaction, complete otherwise. Every write that did not get its answer is then
+ * sent again with its Idempotency-Key by three requests at once (two to one gateway, one to
+ * another): one effect, equal answers.
  *
  * To add a write kind: one row in KINDS — its kind as the executor names it (the fault's kind), the
- * points it passes, and a `Job` builder: the objects one write needs (made in this process before
- * the gateways start), the mutation, and the lists it changes (`Side`s), which must read all
- * 'done' (or all 'undone') after the repair, never anything else.
+ * points it passes (`after-step-<i>` for each of its steps), and a `Job` builder: the objects one
+ * write needs (made in this process before the gateways start), the mutation, and the lists it
+ * changes (`Side`s), which must read all 'done' (or all 'undone') after the repair, never anything
+ * else. `relation` and `repin` are such builders.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
