@@ -1,6 +1,7 @@
 import type { StackInfo } from './stack/localStack.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
+import { parseTestFault, type TestFault } from './services/testFaults.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -52,6 +53,12 @@ export interface GatewayConfig {
    * (`{shardql:jobs:feed}:…`), so they work on a Redis Cluster. Default `shardql:jobs`.
    */
   readonly queuePrefix?: string;
+  /**
+   * Tests only: the gateway kills itself (SIGKILL) when the fault's write reaches the fault's step
+   * boundary for the n-th time. Never set in production (loadConfig refuses it there, and anywhere
+   * without the explicit test switch).
+   */
+  readonly testFault?: TestFault;
 }
 
 export class ConfigError extends Error {
@@ -81,6 +88,11 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
  *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
  *   SHARDQL_QUEUE_PREFIX
+ *
+ * Tests only: SHARDQL_TEST_FAULT=<kind>@<point>[#n] (e.g. `repin@after-step-0#3`) makes the gateway
+ * SIGKILL itself at that step boundary of that write, the n-th time (default 1) one reaches it. It
+ * is refused (ConfigError, the gateway does not start) unless SHARDQL_ALLOW_TEST_FAULTS=1 is set
+ * too, and always in production mode: a stray variable can never arm it.
  */
 export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
   const mode = env.SHARDQL_ENV ?? (stack ? 'development' : 'production');
@@ -106,7 +118,23 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     ...(env.SHARDQL_QUEUE_PREFIX ? { queuePrefix: queuePrefixOf(env.SHARDQL_QUEUE_PREFIX) } : {}),
     ...limits(env, mode),
     ...adminAndRefresh(env, stack),
+    ...testFault(env, mode),
   };
+}
+
+/** SHARDQL_TEST_FAULT, honoured only with SHARDQL_ALLOW_TEST_FAULTS=1 and never in production. */
+function testFault(env: Env, mode: 'development' | 'production'): Pick<GatewayConfig, 'testFault'> {
+  const text = env.SHARDQL_TEST_FAULT;
+  if (text === undefined || text === '') return {};
+  if (env.SHARDQL_ALLOW_TEST_FAULTS !== '1') {
+    throw new ConfigError('SHARDQL_TEST_FAULT makes the gateway kill itself and is for tests only: it is refused unless SHARDQL_ALLOW_TEST_FAULTS=1');
+  }
+  if (mode === 'production') throw new ConfigError('SHARDQL_TEST_FAULT is for tests only: it is refused when SHARDQL_ENV is production');
+  try {
+    return { testFault: parseTestFault(text) };
+  } catch (err) {
+    throw new ConfigError(`SHARDQL_TEST_FAULT: ${(err as Error).message}`);
+  }
 }
 
 /** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */

@@ -23,6 +23,7 @@ import { jsonLogger, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
 import { ProductWrites } from './services/writes.ts';
 import { repairIntents } from './services/repair.ts';
+import { faultAt } from './services/testFaults.ts';
 import { createStorage } from './storage/index.ts';
 import { SqlStats } from './storage/sqlStats.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
@@ -134,7 +135,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     onReadOnly: () => void watcher.refresh(),
   });
   metrics.topologyRevision.set(Number(watcher.revision()));
-  const writes = new ProductWrites({ storage, topology: () => current });
+  // Tests only (config refuses it elsewhere): this process kills itself at one step of one write.
+  if (config.testFault) log('test_fault_armed', { ...config.testFault });
+  const writes = new ProductWrites({ storage, topology: () => current, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
   // The job queue: services enqueue through it (its `BackgroundJobs` port; the feed fan-out will be
   // the first writer to), and /metrics reads its depth and lag. Workers are other processes.
   const jobsClient = jobsRedis(config.redis, 'producer');

@@ -7,7 +7,7 @@ import { isActive } from '../storage/objectStore.ts';
 import { ShardScan, type ObjectState } from '../storage/shardScan.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { deleteInTx, parentEdges, purge } from './cascade.ts';
-import { WriteExecutor, completeIntent, runStep } from './writeExecutor.ts';
+import { WriteExecutor, completeIntent, finishSteps, runStep } from './writeExecutor.ts';
 
 export interface RepairReport {
   readonly completed: number;
@@ -38,7 +38,7 @@ export async function repairIntents(
     for (const intent of pending) {
       try {
         await storage.intents.noteAttempt(intent.shard, intent.id, ctx);
-        for (const step of intent.steps) await runStep(storage, step, ctx);
+        await finishSteps(storage, intent.steps, ctx);
         await storage.intents.complete(intent.shard, intent.id, ctx);
         completed++;
         opts.log?.(`completed ${intent.kind} intent ${intent.id} on shard ${intent.shard} (${intent.steps.length} steps, attempt ${intent.attempts + 1})`);

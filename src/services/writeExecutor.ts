@@ -8,16 +8,26 @@ import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappin
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import { purge } from './cascade.ts';
+import { parentEdges, purge } from './cascade.ts';
+
+/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
+export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
 
 /**
- * Where a fault can be injected (tests): inside the first transaction, after it, after each step,
- * before completion. A relation write (`relate`) sends its first transaction with COMMIT in one
- * round trip, so it asks the hook for 'in-first-transaction' before sending, and a crash the hook
- * injects is played out after the statements ran and before COMMIT, as a real one would fall.
+ * A crash injected at a step boundary (tests): it throws (the write fails inside this process and
+ * its normal error path runs) or ends the process (SIGKILL: connections are lost, nothing more runs).
  */
-export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
-export type FaultHook = (point: FaultPoint, kind: string) => void | Promise<void>;
+export type Crash = () => never;
+
+/**
+ * Called at each step boundary of a multi-shard write (tests), with the write's kind and its
+ * idempotency key if it has one. It may pause there or change data, and returns the crash to play
+ * at that point, if any. The crash is returned, not thrown, so the writer can play it where a real
+ * one falls: a relation write (`relate`) sends its first transaction with COMMIT in one round
+ * trip, so when the hook returns a crash for 'in-first-transaction' it sends the statements
+ * without COMMIT, then plays the crash.
+ */
+export type FaultHook = (point: FaultPoint, kind: string, idempotencyKey: string | undefined) => Crash | undefined | void | Promise<Crash | undefined | void>;
 
 export interface IdempotencyOptions {
   /** Whose key it is (the viewer): keys of different viewers never collide. */
@@ -163,7 +173,7 @@ export class WriteExecutor {
           const o = await plan.first(local);
           if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps);
           if (idem) await this.#storage.intents.saveIdempotencyInTx(tx, plan.shard, idem.scope, idem.key, fingerprint, plan.toRecord(o.result), intentId);
-          await this.#faults?.('in-first-transaction', plan.kind);
+          await this.#fault('in-first-transaction', plan.kind, idem);
           return o;
         },
         ctx,
@@ -172,19 +182,19 @@ export class WriteExecutor {
       return await this.#twinOr(err, plan, idem, fingerprint, ctx);
     }
     await this.#invalidate(local!, ctx);
-    await this.#faults?.('after-first-commit', plan.kind);
+    await this.#fault('after-first-commit', plan.kind, idem);
     // A first step whose source the first transaction itself settled (the repin it created or the
     // pin it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length === 0 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
     if (known && intentId !== null) {
       await this.#storage.mappings.apply([known.change], ctx);
-      await this.#faults?.('after-step-0', plan.kind);
+      await this.#fault('after-step-0', plan.kind, idem);
       for (const [i, step] of out.steps.entries()) {
         if (i === 0) continue;
         await runStep(this.#storage, step, ctx);
-        await this.#faults?.(`after-step-${i}`, plan.kind);
+        await this.#fault(`after-step-${i}`, plan.kind, idem);
       }
-      await this.#faults?.('before-complete', plan.kind);
+      await this.#fault('before-complete', plan.kind, idem);
       if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
         await runStep(this.#storage, out.steps[0]!, ctx);
         await this.#storage.intents.complete(plan.shard, intentId, ctx);
@@ -193,9 +203,9 @@ export class WriteExecutor {
     }
     for (const [i, step] of out.steps.entries()) {
       await runStep(this.#storage, step, ctx);
-      await this.#faults?.(`after-step-${i}`, plan.kind);
+      await this.#fault(`after-step-${i}`, plan.kind, idem);
     }
-    await this.#faults?.('before-complete', plan.kind);
+    await this.#fault('before-complete', plan.kind, idem);
     if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
     return out.result;
   }
@@ -285,10 +295,10 @@ export class WriteExecutor {
       [changed, state, intentId] = await router.transaction(
         shard,
         async (tx) => {
-          const crash = await caught(() => this.#faults?.('in-first-transaction', plan.kind));
-          if (crash === undefined) return first.read(await tx.commitWith(first.statements));
-          await tx.batch(first.statements);
-          throw crash.error;
+          const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
+          if (!crash) return first.read(await tx.commitWith(first.statements));
+          await tx.batch(first.statements); // the statements ran; COMMIT never comes
+          return crash();
         },
         ctx,
       );
@@ -298,15 +308,15 @@ export class WriteExecutor {
     const mirrored = reverseChange(reverse, change.from, change.to, state);
     let applied: { changed: boolean; refused: boolean; count: number } | undefined;
     try {
-      await this.#faults?.('after-first-commit', plan.kind);
+      await this.#fault('after-first-commit', plan.kind, idem);
       applied = await mappings.applyCounting(mirrored, ctx);
     } finally {
       // Both lists' caches in one round trip, once both sides committed (before the write answers).
       const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
       await mappings.invalidate(lists, ctx);
     }
-    await this.#faults?.('after-step-0', plan.kind);
-    await this.#faults?.('before-complete', plan.kind);
+    await this.#fault('after-step-0', plan.kind, idem);
+    await this.#fault('before-complete', plan.kind, idem);
     // The other object was deleted meanwhile (its reverse list takes no add): undo the relation as repair would.
     const converged =
       !applied.refused &&
@@ -322,18 +332,14 @@ export class WriteExecutor {
     return plan.result;
   }
 
+  /** Plays the crash the fault hook returns for this point, if any. */
+  async #fault(point: FaultPoint, kind: string, idem: IdempotencyOptions | undefined): Promise<void> {
+    const crash = await this.#faults?.(point, kind, idem?.key);
+    if (crash) crash();
+  }
+
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
-  }
-}
-
-/** What `fn` threw, if it threw. */
-async function caught(fn: () => unknown): Promise<{ error: unknown } | undefined> {
-  try {
-    await fn();
-    return undefined;
-  } catch (error) {
-    return { error };
   }
 }
 
@@ -371,9 +377,61 @@ function reverseChange(reverse: MappingTable, from: bigint, to: bigint, state: E
 export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}): Promise<boolean> {
   const intent = await storage.intents.intent(shard, id, ctx);
   if (!intent) return false;
-  for (const step of intent.steps) await runStep(storage, step, ctx);
+  await finishSteps(storage, intent.steps, ctx);
   await storage.intents.complete(shard, id, ctx);
   return true;
+}
+
+/**
+ * Runs the steps of a write whose writer stopped (the repair pass, a retry with its idempotency
+ * key), then drops the caches of everything the write changed. Its writer drops them after its own
+ * commits, so a writer that died between a commit and that left them stale; a step drops only
+ * what it changes itself, and one the writer had already run changes nothing.
+ */
+export async function finishSteps(storage: Storage, steps: readonly IntentStep[], ctx: OpContext = {}): Promise<void> {
+  for (const step of steps) await runStep(storage, step, ctx);
+  for (const step of steps) await forgetWrite(storage, step, ctx);
+}
+
+/** Drops the cached objects and lists a write with this step may have changed, in its first transaction and in the step. */
+async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): Promise<void> {
+  switch (step.kind) {
+    case 'syncReverse': {
+      // Both sides of the relation, each list with its count.
+      const table = step.table as MappingTable;
+      const reverse = reverseOf(table);
+      if (!reverse) throw new Error(`${table} has no reverse table`);
+      await storage.mappings.invalidate([listCacheKey(table, BigInt(step.from)), listCacheKey(reverse, BigInt(step.to))], ctx);
+      return;
+    }
+    case 'syncRepin': {
+      // The repin made or deleted, its board's and pinner's lists (a pin's refs never change), the original's repins.
+      const id = BigInt(step.pin);
+      const { board, pinner } = (await storage.objects.getMany([id], ctx)).get(id)?.refs ?? {};
+      const lists = [
+        listCacheKey('pin_repinned_as_pins', BigInt(step.original)),
+        ...(board !== undefined ? [listCacheKey('board_has_pins', board)] : []),
+        ...(pinner !== undefined ? [listCacheKey('user_has_pins', pinner)] : []),
+      ];
+      await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
+      return;
+    }
+    case 'purge': {
+      // The deleted object and its parents' lists (the first transaction's changes); the purge's
+      // own changes, children included, dropped their caches as they went.
+      const id = BigInt(step.id);
+      const o = (await storage.objects.getMany([id], ctx)).get(id);
+      const lists = o ? parentEdges(o).map((p) => listCacheKey(p.table, p.from)) : [];
+      await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
+      return;
+    }
+    case 'invalidate':
+      return; // the step itself is an invalidation
+    default: {
+      const unknown: never = step;
+      throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 /**

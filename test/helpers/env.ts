@@ -18,8 +18,13 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
+/** The folder of the local stack the tests run against. */
+export function testStackDir(): string {
+  return process.env.SHARDQL_STACK_DIR ?? resolve(import.meta.dirname, '../../.stack');
+}
+
 export function testStack(): StackInfo {
-  const dir = process.env.SHARDQL_STACK_DIR ?? resolve(import.meta.dirname, '../../.stack');
+  const dir = testStackDir();
   const info = readStackInfo(dir);
   if (!info) throw new Error(`No local stack at ${dir}: run the integration tests through \`npm test\` (it starts the stack once)`);
   return info;

@@ -112,18 +112,23 @@ export async function startTestGateway(env: TestEnv, name: string, overrides: Pa
   return {
     gateway,
     url: gateway.url,
-    async gql(query, variables = {}, opts = {}) {
-      const res = await fetch(`${gateway.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
-        body: JSON.stringify(opts.body ?? { query, variables }),
-      });
-      const text = await res.text();
-      assertNoLeak(text, env, stringsOf(opts.body ?? variables));
-      return { status: res.status, body: JSON.parse(text), text };
-    },
+    gql: gqlClient(env, gateway.url),
     token: (userId) => mintToken(TEST_JWT_SECRET, BigInt(userId), 3600),
     stop: () => gateway.stop(1000),
+  };
+}
+
+/** `gql` of a gateway at `url` (in this process or another): every answer checked for leaks. */
+export function gqlClient(env: TestEnv, url: string): TestGateway['gql'] {
+  return async (query, variables = {}, opts = {}) => {
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
+      body: JSON.stringify(opts.body ?? { query, variables }),
+    });
+    const text = await res.text();
+    assertNoLeak(text, env, stringsOf(opts.body ?? variables));
+    return { status: res.status, body: JSON.parse(text), text };
   };
 }
 

@@ -24,7 +24,7 @@ let hook: FaultHook | undefined;
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
-  writes = new ProductWrites({ storage: env.storage, topology: () => env.topology, faults: (point, kind) => hook?.(point, kind) });
+  writes = new ProductWrites({ storage: env.storage, topology: () => env.topology, faults: (...at) => hook?.(...at) });
 });
 after(async () => {
   await env?.close();

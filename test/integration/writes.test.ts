@@ -2,6 +2,7 @@
  * Writes that span shards: fault injection at every step boundary of every multi-shard mutation,
  * interrupted-and-retried mutations with idempotency keys, and read-modify-write under contention.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
@@ -14,13 +15,22 @@ import type { StoredObject } from '../../src/storage/objectStore.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 
 let env: TestEnv;
-let armed: { point: FaultPoint; kind?: string; chance?: number } | undefined;
-let injected = 0;
+let armed: { point: FaultPoint; kind?: string } | undefined;
 let writes: ProductWrites;
 let random = 0x2545f491;
 const rand = (): number => (random = (random * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 
 class InjectedCrash extends Error {}
+
+/**
+ * One attempt of one concurrent client's write, armed on its own: a fault the attempt arms crashes
+ * only that attempt (never another client's write running at the same time), and says so.
+ */
+interface Attempt {
+  readonly point: FaultPoint;
+  crashed: boolean;
+}
+const attempts = new AsyncLocalStorage<Attempt>();
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
@@ -28,10 +38,16 @@ before(async () => {
     storage: env.storage,
     topology: () => env.topology,
     faults: (point, kind) => {
-      if (!armed || armed.point !== point || (armed.kind !== undefined && !kind.startsWith(armed.kind))) return;
-      if (armed.chance !== undefined && rand() >= armed.chance) return;
-      injected++;
-      throw new InjectedCrash(`injected crash at ${point} of ${kind}`);
+      const attempt = attempts.getStore();
+      if (attempt) {
+        if (attempt.point !== point || attempt.crashed) return undefined;
+        attempt.crashed = true;
+      } else if (!armed || armed.point !== point || (armed.kind !== undefined && !kind.startsWith(armed.kind))) {
+        return undefined;
+      }
+      return () => {
+        throw new InjectedCrash(`injected crash at ${point} of ${kind}`);
+      };
     },
   });
 });
@@ -216,106 +232,144 @@ describe('Writes: a mirror copies the sequence', () => {
 });
 
 describe('Writes: idempotency keys', () => {
-  test('thousands of mutations, a quarter interrupted and retried with the same key: 0 duplicates, 0 lost', async () => {
+  test('2,000 mutations from 4 clients, a quarter interrupted and each retried twice at once with its key: every effect exactly once', async () => {
     const owners: StoredObject[] = [];
     for (let i = 0; i < 6; i++) owners.push(await writes.createUser({ username: `idem_owner${i}` }));
     const boards = await Promise.all(owners.map((o) => writes.createBoard(o.id, { name: 'idem' })));
     const seedPins = await Promise.all(owners.map((o, i) => writes.createPin(o.id, boards[i]!.id, { title: 'seed' })));
-    const expected = { pins: new Map<string, number>(), comments: 0, likes: new Set<string>(), follows: new Set<string>() };
-    type Op = { key: string; viewer: StoredObject; run: (key: string) => Promise<unknown>; note: () => void };
+    // What each operation must leave: the list (and edge) its result belongs in.
+    type Effect =
+      | { kind: 'pin'; board: bigint; via?: bigint }
+      | { kind: 'comment'; pin: bigint }
+      | { kind: 'like'; user: bigint; pin: bigint }
+      | { kind: 'follow'; user: bigint; other: bigint };
+    type Op = { key: string; run: (key: string) => Promise<StoredObject>; effect: Effect };
     const ops: Op[] = [];
     for (let n = 0; n < 2000; n++) {
       const i = n % owners.length;
       const me = owners[i]!;
       const other = owners[(i + 1 + (n % (owners.length - 1))) % owners.length]!;
       const otherPin = seedPins[owners.indexOf(other)]!;
+      const board = boards[i]!.id;
       const key = `op-${n}`;
+      const op = (run: Op['run'], effect: Effect): number => ops.push({ key, run, effect });
       switch (n % 5) {
         case 0:
-          ops.push({
-            key,
-            viewer: me,
-            run: (k) => writes.createPin(me.id, boards[i]!.id, { title: `p${n}` }, {}, { idempotencyKey: k }),
-            note: () => expected.pins.set(`${boards[i]!.id}`, (expected.pins.get(`${boards[i]!.id}`) ?? 0) + 1),
-          });
+          op((k) => writes.createPin(me.id, board, { title: `p${n}` }, {}, { idempotencyKey: k }), { kind: 'pin', board });
           break;
         case 1:
-          ops.push({
-            key,
-            viewer: me,
-            run: (k) => writes.createComment(me.id, otherPin.id, `c${n}`, {}, { idempotencyKey: k }),
-            note: () => expected.comments++,
-          });
+          op((k) => writes.createComment(me.id, otherPin.id, `c${n}`, {}, { idempotencyKey: k }), { kind: 'comment', pin: otherPin.id });
           break;
         case 2:
-          ops.push({
-            key,
-            viewer: me,
-            run: (k) => writes.likePin(me.id, otherPin.id, {}, { idempotencyKey: k }),
-            note: () => expected.likes.add(`${me.id}:${otherPin.id}`),
-          });
+          op((k) => writes.likePin(me.id, otherPin.id, {}, { idempotencyKey: k }), { kind: 'like', user: me.id, pin: otherPin.id });
           break;
         case 3:
-          ops.push({
-            key,
-            viewer: me,
-            run: (k) => writes.followUser(me.id, other.id, {}, { idempotencyKey: k }),
-            note: () => expected.follows.add(`${me.id}:${other.id}`),
-          });
+          op((k) => writes.followUser(me.id, other.id, {}, { idempotencyKey: k }), { kind: 'follow', user: me.id, other: other.id });
           break;
         default:
-          ops.push({
-            key,
-            viewer: me,
-            run: (k) => writes.repin(me.id, otherPin.id, boards[i]!.id, {}, { idempotencyKey: k }),
-            note: () => expected.pins.set(`${boards[i]!.id}`, (expected.pins.get(`${boards[i]!.id}`) ?? 0) + 1),
-          });
+          op((k) => writes.repin(me.id, otherPin.id, board, {}, { idempotencyKey: k }), { kind: 'pin', board, via: otherPin.id });
       }
     }
-    const points: FaultPoint[] = ['in-first-transaction', 'after-first-commit', 'after-step-0', 'before-complete'];
-    let interrupted = 0;
-    let retries = 0;
+    const POINTS: FaultPoint[] = ['in-first-transaction', 'after-first-commit', 'after-step-0', 'before-complete'];
+    const interrupted = new Map<FaultPoint, number>(POINTS.map((p) => [p, 0]));
+    const results: { op: Op; result: StoredObject }[] = [];
+    let unreached = 0;
     const started = Date.now();
-    // Four clients at once, each op retried with its own key until it succeeds.
+    // Four clients at once. A quarter of the first attempts is armed to crash at a random step
+    // boundary; a crashed one is retried by two requests at once with its key, which must agree.
     let next = 0;
     const client = async (): Promise<void> => {
       while (next < ops.length) {
         const op = ops[next++]!;
-        for (let attempt = 0; ; attempt++) {
-          armed = attempt === 0 ? { point: points[Math.floor(rand() * points.length)]!, chance: 0.25 } : undefined;
-          const before = injected;
-          try {
-            await op.run(op.key);
-            op.note();
-            break;
-          } catch (err) {
-            if (!(err instanceof InjectedCrash) || attempt > 3) throw err;
-            if (injected > before) interrupted++;
-            retries++;
-          }
+        const attempt: Attempt | undefined = rand() < 0.25 ? { point: POINTS[Math.floor(rand() * POINTS.length)]!, crashed: false } : undefined;
+        if (!attempt) {
+          results.push({ op, result: await op.run(op.key) });
+          continue;
         }
+        let first: StoredObject | undefined;
+        try {
+          first = await attempts.run(attempt, () => op.run(op.key));
+        } catch (err) {
+          if (!(err instanceof InjectedCrash)) throw err;
+        }
+        if (first) {
+          // Only writes without remaining steps (a pin, a comment) never reach after-step-0.
+          assert.equal(attempt.crashed, false);
+          assert.equal(attempt.point, 'after-step-0', `${op.key} was armed at ${attempt.point} and not interrupted`);
+          assert.ok(op.effect.kind === 'comment' || (op.effect.kind === 'pin' && op.effect.via === undefined), `${op.key} has steps but never reached after-step-0`);
+          unreached++;
+          results.push({ op, result: first });
+          continue;
+        }
+        assert.equal(attempt.crashed, true, `${op.key} failed without its crash`);
+        interrupted.set(attempt.point, interrupted.get(attempt.point)! + 1);
+        const [a, b] = await Promise.all([op.run(op.key), op.run(op.key)]);
+        assert.equal(a.id, b.id, `${op.key}: two retries at once with one key answer the same object`);
+        assert.deepEqual(a.data, b.data, `${op.key}: two retries at once with one key answer the same`);
+        results.push({ op, result: a });
       }
     };
     await Promise.all([client(), client(), client(), client()]);
-    armed = undefined;
     const seconds = (Date.now() - started) / 1000;
-    // Every board holds exactly its pins; counts match; nothing left to repair or reconcile.
-    for (const [board, n] of expected.pins) {
-      const count = (await env.storage.mappings.counts([{ id: BigInt(board), kind: 'board_has_pins' }])).get(`${board}:board_has_pins`);
-      assert.equal(count, n + 1, `board ${board}: ${n} pins made, plus its seed pin`);
+    assert.equal(results.length, ops.length);
+    for (const p of POINTS) assert.ok(interrupted.get(p)! > 20, `writes were really interrupted at ${p}: ${interrupted.get(p)}`);
+
+    // Each list holds exactly what its operations made: every created result once (their IDs are
+    // all different, each is in its list, and the list has nothing else), every edge both ways.
+    const list = async (table: MappingTable, from: bigint): Promise<string[]> => {
+      const [page] = await env.storage.mappings.pages([{ table, from, first: 5000 }]);
+      assert.equal(page!.hasNextPage, false);
+      const ids = page!.edges.map((e) => `${e.to}`).sort();
+      const count = (await env.storage.mappings.counts([{ id: from, kind: table }])).get(`${from}:${table}`) ?? 0;
+      assert.equal(count, ids.length, `${table} of ${from}: its count equals its list`);
+      return ids;
+    };
+    const want = new Map<string, Set<string>>(); // `${table}:${from}` → the IDs it must hold
+    const expect = (table: MappingTable, from: bigint, to: bigint): void => {
+      const k = `${table}:${from}`;
+      if (!want.has(k)) want.set(k, new Set());
+      want.get(k)!.add(`${to}`);
+    };
+    for (const [i, o] of owners.entries()) {
+      expect('board_has_pins', boards[i]!.id, seedPins[i]!.id);
+      for (const t of ['user_likes_pins', 'user_follows_users', 'user_followed_by_users'] as const) want.set(`${t}:${o.id}`, new Set());
+      for (const t of ['pin_liked_by_users', 'pin_has_comments', 'pin_repinned_as_pins'] as const) want.set(`${t}:${seedPins[i]!.id}`, new Set());
     }
-    const commentCount = [...(await env.storage.mappings.counts(seedPins.map((p) => ({ id: p.id, kind: 'pin_has_comments' })))).values()].reduce(
-      (a, b) => a + b,
-      0,
-    );
-    assert.equal(commentCount, expected.comments);
-    let likes = 0;
-    for (const o of owners) likes += (await env.storage.mappings.counts([{ id: o.id, kind: 'user_likes_pins' }])).get(`${o.id}:user_likes_pins`)!;
-    assert.equal(likes, expected.likes.size);
+    const created = new Set<string>();
+    for (const { op, result } of results) {
+      const e = op.effect;
+      if (e.kind === 'pin' || e.kind === 'comment') {
+        assert.equal(created.has(`${result.id}`), false, `${op.key}: its own object, not another operation's`);
+        created.add(`${result.id}`);
+      }
+      if (e.kind === 'pin') {
+        expect('board_has_pins', e.board, result.id);
+        if (e.via !== undefined) expect('pin_repinned_as_pins', e.via, result.id);
+      } else if (e.kind === 'comment') {
+        expect('pin_has_comments', e.pin, result.id);
+      } else if (e.kind === 'like') {
+        assert.equal(result.id, e.pin);
+        expect('user_likes_pins', e.user, e.pin);
+        expect('pin_liked_by_users', e.pin, e.user);
+      } else {
+        assert.equal(result.id, e.other);
+        expect('user_follows_users', e.user, e.other);
+        expect('user_followed_by_users', e.other, e.user);
+      }
+    }
+    assert.equal(created.size, ops.filter((o) => o.effect.kind === 'pin' || o.effect.kind === 'comment').length);
+    for (const [k, ids] of want) {
+      const [table, from] = k.split(':') as [MappingTable, string];
+      assert.deepEqual(await list(table, BigInt(from)), [...ids].sort(), `${table} of ${from}`);
+    }
     const { fixes, pendingIntents } = await invariantsHold();
     assert.deepEqual(fixes, []);
     assert.equal(pendingIntents, 0);
-    console.log(`# idempotency: ${ops.length} mutations in ${seconds.toFixed(1)} s, ${interrupted} interrupted, ${retries} retries; 0 duplicates, 0 lost`);
+    const total = [...interrupted.values()].reduce((a, b) => a + b, 0);
+    console.log(
+      `# idempotency: ${ops.length} mutations in ${seconds.toFixed(1)} s; ${total} interrupted (${POINTS.map((p) => `${interrupted.get(p)} ${p}`).join(', ')}), ` +
+        `each retried by 2 requests at once with its key; ${unreached} armed at a step they do not have; every effect exactly once`,
+    );
   });
 
   test('a key reused for another operation is refused', async () => {

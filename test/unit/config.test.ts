@@ -2,6 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { parseRate } from '../../src/cache/rateLimits.ts';
+import { faultAt } from '../../src/services/testFaults.ts';
+import type { FaultPoint } from '../../src/services/writeExecutor.ts';
 
 const BASE = {
   SHARDQL_ETCD: 'http://etcd:2379', SHARDQL_MYSQL_USER: 'u', SHARDQL_MYSQL_PASSWORD: 'p', SHARDQL_REDIS: 'redis:6379',
@@ -50,5 +52,55 @@ describe('Config: limits and abuse', () => {
     for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1']] as const) {
       assert.throws(() => loadConfig({ ...BASE, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
     }
+  });
+});
+
+describe('Config: the test-only fault', () => {
+  const DEV = { ...BASE, SHARDQL_ENV: 'development' };
+
+  test('honoured only with the explicit test switch, in development: <kind>@<point>[#n]', () => {
+    const armed = (fault: string) => loadConfig({ ...DEV, SHARDQL_ALLOW_TEST_FAULTS: '1', SHARDQL_TEST_FAULT: fault }).testFault;
+    assert.deepEqual(armed('add:user_likes_pins@in-first-transaction#3'), { kind: 'add:user_likes_pins', point: 'in-first-transaction', nth: 3 });
+    assert.deepEqual(armed('repin@after-step-0'), { kind: 'repin', point: 'after-step-0', nth: 1 });
+    assert.deepEqual(armed('deletePin@before-complete#12'), { kind: 'deletePin', point: 'before-complete', nth: 12 });
+    assert.equal(loadConfig(DEV).testFault, undefined, 'unset: no fault');
+    assert.equal(loadConfig({ ...DEV, SHARDQL_ALLOW_TEST_FAULTS: '1' }).testFault, undefined, 'the switch alone arms nothing');
+  });
+
+  test('refused without the switch, in production, or malformed: the gateway does not start', () => {
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ ...DEV, SHARDQL_TEST_FAULT: 'repin@after-step-0' }, /SHARDQL_ALLOW_TEST_FAULTS=1/],
+      [{ ...DEV, SHARDQL_TEST_FAULT: 'repin@after-step-0', SHARDQL_ALLOW_TEST_FAULTS: 'yes' }, /SHARDQL_ALLOW_TEST_FAULTS=1/],
+      [{ ...BASE, SHARDQL_TEST_FAULT: 'repin@after-step-0', SHARDQL_ALLOW_TEST_FAULTS: '1' }, /production/],
+      ...['repin', 'repin@somewhere', 'repin@after-step-0#0', '@before-complete', 'repin@after-step-x', 'repin@before-complete#2#3'].map(
+        (bad): [Record<string, string>, RegExp] => [{ ...DEV, SHARDQL_TEST_FAULT: bad, SHARDQL_ALLOW_TEST_FAULTS: '1' }, /expected <kind>@<point>\[#n\]/],
+      ),
+    ];
+    for (const [env, message] of refused) {
+      assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env.SHARDQL_TEST_FAULT));
+    }
+  });
+
+  test('the fault plays its crash the n-th time its write reaches its point, and only then', () => {
+    class Played extends Error {}
+    const hook = faultAt({ kind: 'repin', point: 'after-step-0', nth: 3 }, (line) => {
+      throw new Played(line);
+    });
+    const crashes = (point: FaultPoint, kind: string): boolean => {
+      const crash = hook(point, kind, `key-of-${kind}`);
+      if (crash === undefined) return false;
+      assert.equal(typeof crash, 'function');
+      assert.throws(() => (crash as () => never)(), (e: unknown) => e instanceof Played && e.message === 'shardql test fault: SIGKILL at after-step-0 of repin (time 3 it was reached), the write with Idempotency-Key key-of-repin');
+      return true;
+    };
+    const seen = [
+      crashes('after-step-0', 'repin'),
+      crashes('after-first-commit', 'repin'),
+      crashes('after-step-0', 'deletePin'),
+      crashes('after-step-0', 'repin'),
+      crashes('after-step-0', 'repin'),
+      crashes('after-step-0', 'repin'),
+    ];
+    assert.deepEqual(seen, [false, false, false, false, true, false], 'other points and kinds do not count');
   });
 });
