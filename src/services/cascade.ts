@@ -3,7 +3,7 @@ import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from '../core/
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
 import type { IntentStep } from '../storage/intentLog.ts';
-import type { EdgeChange } from '../storage/mappingStore.ts';
+import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
@@ -88,8 +88,14 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
       if (role === 'relation') {
         // The other side first: while this side stands, a rerun finds the pair again.
         const reverse = reverseOf(table)!;
-        await storage.mappings.apply(
+        const changed = await storage.mappings.apply(
           targets.map((to): EdgeChange => ({ op: 'remove', table: reverse, from: to, to: id })),
+          ctx,
+        );
+        // A rerun finds a removal done but maybe not yet dropped from the caches (its writer died
+        // between the commit and that): drop those lists here, as `apply` did for what it changed.
+        await storage.mappings.invalidate(
+          targets.filter((_, i) => !changed[i]).map((to) => listCacheKey(reverse, to)),
           ctx,
         );
       } else if (role === 'child') {

@@ -164,6 +164,46 @@ function repin(deleteIt: boolean): () => Promise<Job> {
   };
 }
 
+/** Deletes that cascade: a liked pin; a board with a liked pin and a follower; an account that follows and is followed, with a liked pin. */
+function cascade(what: 'pin' | 'board' | 'account'): () => Promise<Job> {
+  return async (): Promise<Job> => {
+    const owner = await user();
+    const fan = await user(owner.id);
+    const board = await writes.createBoard(owner.id, { name: 'doomed' });
+    const pin = await writes.createPin(owner.id, board.id, { title: 'liked' });
+    await writes.likePin(fan.id, pin.id);
+    const liked: Side = { id: fan.id, field: 'likedPins', countField: 'likeCount', member: pin.id };
+    if (what === 'pin') {
+      return {
+        viewer: owner.id,
+        mutation: 'mutation($p: ID!) { w: deletePin(id: $p) { deleted } }',
+        variables: { p: formatId(pin.id) },
+        sides: [liked, { id: board.id, field: 'pins', countField: 'pinCount', member: pin.id }],
+        removes: true,
+      };
+    }
+    if (what === 'board') {
+      await writes.followBoard(fan.id, board.id);
+      return {
+        viewer: owner.id,
+        mutation: 'mutation($b: ID!) { w: deleteBoard(id: $b) { deleted } }',
+        variables: { b: formatId(board.id) },
+        sides: [liked, { id: fan.id, field: 'followedBoards', countField: 'followedBoardCount', member: board.id }, { id: owner.id, field: 'boards', countField: 'boardCount', member: board.id }],
+        removes: true,
+      };
+    }
+    await writes.followUser(fan.id, owner.id);
+    await writes.followUser(owner.id, fan.id);
+    return {
+      viewer: owner.id,
+      mutation: 'mutation { w: deleteViewer { deleted } }',
+      variables: {},
+      sides: [liked, { id: fan.id, field: 'following', countField: 'followingCount', member: owner.id }, { id: fan.id, field: 'followers', countField: 'followerCount', member: owner.id }],
+      removes: true,
+    };
+  };
+}
+
 /** Every multi-shard write: one row each. */
 const KINDS: readonly KindRow[] = [
   { kind: 'add:user_likes_pins', points: EVERY_STEP, job: relation('add', 'pin') },
@@ -173,7 +213,11 @@ const KINDS: readonly KindRow[] = [
   { kind: 'add:user_follows_boards', points: EVERY_STEP, job: relation('add', 'board') },
   { kind: 'remove:user_follows_boards', points: EVERY_STEP, job: relation('remove', 'board') },
   { kind: 'repin', points: EVERY_STEP, job: repin(false) },
-  { kind: 'deletePin', points: EVERY_STEP, job: repin(true) },
+  // Deleting a repin: its repin edge (step 0), then the purge of its lists (step 1).
+  { kind: 'deletePin', points: [...EVERY_STEP, 'after-step-1'], job: repin(true) },
+  { kind: 'deletePin', points: EVERY_STEP, job: cascade('pin') },
+  { kind: 'deleteBoard', points: EVERY_STEP, job: cascade('board') },
+  { kind: 'deleteViewer', points: EVERY_STEP, job: cascade('account') },
 ];
 
 /** What a side shows: `<member in list>/<list length>/<count>`; 0n as member: any. */
