@@ -12,6 +12,7 @@ import { createUser } from './users.ts';
 import { WriteExecutor, appendEventStep, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
 import { eventOf, type ActivityKind, type Happening } from '../core/events.ts';
 import type { IntentStep } from '../storage/intentLog.ts';
+import { notificationsCacheKey } from '../storage/eventStore.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
@@ -355,12 +356,15 @@ export class ProductWrites {
     if (!comment || comment.type !== 'comment') throw new ShardqlError('NOT_FOUND', `No comment with ID ${id}`);
     const pinId = comment.refs.pin;
     if (pinId === undefined) throw new Error(`comment ${id} has no pin`);
-    if (comment.refs.author !== me.id) {
-      const pin = await this.#s.objects.get(pinId, ctx);
-      if (!pin || pin.refs.pinner !== me.id) throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
+    const pin = await this.#s.objects.get(pinId, ctx);
+    if (comment.refs.author !== me.id && (!pin || pin.refs.pinner !== me.id)) {
+      throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
     }
+    const owner = pin?.refs.pinner;
     const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
-      await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      const [removed] = await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      // The pin's owner's notifications count it no more: their cached page goes too.
+      if (removed && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
       return { result: await w.softDelete(id), steps: [] };
     });
     return this.#run(plan, me.id, opts, ctx);

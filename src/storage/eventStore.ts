@@ -76,7 +76,7 @@ export interface SweepReport {
   readonly trimmed: number;
 }
 
-const EVENT_COLUMNS = 'e.kind, e.ts, e.event_id, e.actor_id, e.object_id, e.detail_id';
+const EVENT_COLUMNS = 'kind, ts, event_id, actor_id, object_id, detail_id';
 
 function rowToEvent(user: bigint, r: Row): SequenceEvent {
   const kind = String(r.kind);
@@ -265,7 +265,7 @@ export class EventStore {
     const rows = await this.#router.query(
       this.#router.hostOfShard(shard, ctx),
       [shard],
-      `SELECT ${EVENT_COLUMNS} FROM ${shardDatabase(shard)}.events e WHERE e.user_id = ? ORDER BY e.ts DESC, e.event_id DESC`,
+      `SELECT ${EVENT_COLUMNS} FROM ${shardDatabase(shard)}.events e WHERE user_id = ? ORDER BY ts DESC, event_id DESC`,
       [user],
       ctx,
     );
@@ -273,7 +273,7 @@ export class EventStore {
   }
 
   /**
-   * What a read of `kind` shows, as SQL on the user's shard over alias `e`: `kept` — younger than
+   * What a read of `kind` shows, as SQL on the user's shard over the events row: `kept` — younger than
    * the kind's TTL and among its newest `versions` (two uncorrelated subqueries find the oldest
    * kept cell); `standing` — its relation still stands (`STORED_KINDS[kind].edge`; no values).
    */
@@ -281,16 +281,17 @@ export class EventStore {
     const db = shardDatabase(shard);
     const { versions, ttlMs } = this.#retention[kind];
     const nth = (col: string) =>
-      `(SELECT v.${col} FROM ${db}.events v WHERE v.user_id = ? AND v.kind = ? ORDER BY v.ts DESC, v.event_id DESC LIMIT 1 OFFSET ${versions - 1})`;
+      `(SELECT ${col} FROM ${db}.events WHERE user_id = ? AND kind = ? ORDER BY ts DESC, event_id DESC LIMIT 1 OFFSET ${versions - 1})`;
     const kept = {
-      sql: `e.ts >= ? AND (e.ts > COALESCE(${nth('ts')}, -1) OR (e.ts = ${nth('ts')} AND e.event_id >= ${nth('event_id')}))`,
+      sql: `ts >= ? AND (ts > COALESCE(${nth('ts')}, -1) OR (ts = ${nth('ts')} AND event_id >= ${nth('event_id')}))`,
       values: [now - ttlMs, user, kind, user, kind, user, kind],
     };
     const edge = STORED_KINDS[kind].edge;
     let standing: string | null = null;
     if (edge) {
-      const col = { user: 'e.user_id', object: 'e.object_id', actor: 'e.actor_id', detail: 'e.detail_id' } as const;
-      standing = `EXISTS (SELECT 1 FROM ${db}.${edge.table} m WHERE m.from_id = ${col[edge.from]} AND m.to_id = ${col[edge.to]} AND m.sequence = e.ts)`;
+      // Unqualified: inside the subquery these name the events row outside it (the mapping table has none of them).
+      const col = { user: 'user_id', object: 'object_id', actor: 'actor_id', detail: 'detail_id' } as const;
+      standing = `EXISTS (SELECT 1 FROM ${db}.${edge.table} WHERE from_id = ${col[edge.from]} AND to_id = ${col[edge.to]} AND sequence = ts)`;
     }
     return { kept, standing, sql: standing ? `${kept.sql} AND ${standing}` : kept.sql, values: kept.values };
   }
@@ -309,15 +310,15 @@ export class EventStore {
     const parts: string[] = [];
     const values: SqlValue[] = [];
     for (const kind of req.kinds) {
-      const where = ['e.user_id = ?', 'e.kind = ?'];
+      const where = ['user_id = ?', 'kind = ?'];
       const v: SqlValue[] = [req.user, kind];
-      if (req.since != null) (where.push('e.ts >= ?'), v.push(req.since));
-      if (req.until != null) (where.push('e.ts < ?'), v.push(req.until));
-      if (start) (where.push('(e.ts < ? OR (e.ts = ? AND e.event_id < ?))'), v.push(start.key, start.key, start.id));
+      if (req.since != null) (where.push('ts >= ?'), v.push(req.since));
+      if (req.until != null) (where.push('ts < ?'), v.push(req.until));
+      if (start) (where.push('(ts < ? OR (ts = ? AND event_id < ?))'), v.push(start.key, start.key, start.id));
       const shown = this.#shown(shard, req.user, kind, now);
       where.push(shown.sql);
       v.push(...shown.values, req.first + 1);
-      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events e WHERE ${where.join(' AND ')} ORDER BY e.ts DESC, e.event_id DESC LIMIT ?)`);
+      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events WHERE ${where.join(' AND ')} ORDER BY ts DESC, event_id DESC LIMIT ?)`);
       values.push(...v);
     }
     const rows = await this.#router.query(this.#router.hostOfShard(shard, ctx), [shard], parts.join('\nUNION ALL\n'), values, ctx);
@@ -337,7 +338,7 @@ export class EventStore {
     const values: SqlValue[] = [];
     for (const kind of kinds) {
       const shown = this.#shown(shard, user, kind, now);
-      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events e WHERE e.user_id = ? AND e.kind = ? AND ${shown.sql} ORDER BY e.ts DESC, e.event_id DESC LIMIT ?)`);
+      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events WHERE user_id = ? AND kind = ? AND ${shown.sql} ORDER BY ts DESC, event_id DESC LIMIT ?)`);
       values.push(user, kind, ...shown.values, perKind);
     }
     const rows = await this.#router.query(this.#router.hostOfShard(shard, ctx), [shard], parts.join('\nUNION ALL\n'), values, ctx);
@@ -413,7 +414,7 @@ export class EventStore {
     const shownCases: string[] = [];
     for (const kind of req.kinds) {
       const shown = this.#shown(shard, req.user, kind, now);
-      kept.push(`(e.kind = ? AND ${shown.kept.sql})`);
+      kept.push(`(kind = ? AND ${shown.kept.sql})`);
       values.push(kind, ...shown.kept.values);
       shownCases.push(`WHEN ? THEN ${shown.standing ?? 'TRUE'}`);
     }
@@ -421,9 +422,9 @@ export class EventStore {
     let upper = asOf + 1;
     if (req.until != null) upper = Math.min(upper, req.until);
     if (cursor) upper = Math.min(upper, (cursor.bucket + 1) * w);
-    const where = ['e.user_id = ?', `(${kept.join(' OR ')})`, 'e.ts < ?'];
+    const where = ['user_id = ?', `(${kept.join(' OR ')})`, 'ts < ?'];
     const whereValues: SqlValue[] = [req.user, ...values, upper];
-    if (req.since != null) (where.push('e.ts >= ?'), whereValues.push(req.since));
+    if (req.since != null) (where.push('ts >= ?'), whereValues.push(req.since));
     const having = ['n > 0'];
     const havingValues: SqlValue[] = [];
     if (cursor) {
@@ -434,8 +435,8 @@ export class EventStore {
   COUNT(DISTINCT CASE WHEN shown = 1 THEN actor_id END) AS actors,
   MIN(CASE WHEN shown = 1 THEN ts END) AS earliest, MAX(CASE WHEN shown = 1 THEN ts END) AS latest,
   GROUP_CONCAT(CASE WHEN shown = 1 THEN actor_id END ORDER BY ts DESC, event_id DESC SEPARATOR ',' LIMIT 64) AS recent
-FROM (SELECT e.kind, e.object_id, e.ts, e.event_id, e.actor_id, CASE e.kind ${shownCases.join(' ')} ELSE FALSE END AS shown
-  FROM ${db}.events e FORCE INDEX (by_time) WHERE ${where.join(' AND ')}) x
+FROM (SELECT kind, object_id, ts, event_id, actor_id, CASE kind ${shownCases.join(' ')} ELSE FALSE END AS shown
+  FROM ${db}.events FORCE INDEX (by_time) WHERE ${where.join(' AND ')}) x
 GROUP BY bucket, kind, object_id
 HAVING ${having.join(' AND ')}
 ORDER BY bucket DESC, newest DESC, kind ASC, object_id DESC
