@@ -375,7 +375,8 @@ export class WriteExecutor {
       learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
       learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
     } else {
-      for (const st of steps) await runStep(this.#storage, st, ctx);
+      // The owner's event, if the reverse edge's batch carried it, is committed: only the edge needs converging.
+      for (const st of steps) if (st.kind !== 'appendEvent' || !(along && applied)) await runStep(this.#storage, st, ctx);
       await intents.complete(shard, intentId, ctx);
     }
     return plan.result;
