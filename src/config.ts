@@ -1,3 +1,4 @@
+import { parseDuration, parseEventRetention, type EventRetention } from './core/events.ts';
 import type { StackInfo } from './stack/localStack.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
@@ -48,6 +49,12 @@ export interface GatewayConfig {
    * by the invalidation log in Redis; 0 turns it off. Default 200000.
    */
   readonly nearCacheEntries?: number;
+  /**
+   * Event sequences: what each kind keeps (SHARDQL_EVENT_RETENTION, e.g. `notifications=200/30d,liked_pin=50/7d`;
+   * default 1,000 events per kind, 90 days for notifications, a year for activity) and the window
+   * notifications are grouped in (SHARDQL_NOTIFICATION_WINDOW, default 1d).
+   */
+  readonly events?: { readonly retention?: EventRetention; readonly windowMs?: number };
   /**
    * Base of the job queues' Redis keys; each queue's keys share a hash tag built from it
    * (`{shardql:jobs:feed}:…`), so they work on a Redis Cluster. Default `shardql:jobs`.
@@ -119,6 +126,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     ...limits(env, mode),
     ...adminAndRefresh(env, stack),
     ...testFault(env, mode),
+    ...eventSettings(env),
   };
 }
 
@@ -134,6 +142,23 @@ function testFault(env: Env, mode: 'development' | 'production'): Pick<GatewayCo
     return { testFault: parseTestFault(text) };
   } catch (err) {
     throw new ConfigError(`SHARDQL_TEST_FAULT: ${(err as Error).message}`);
+  }
+}
+
+/** SHARDQL_EVENT_RETENTION and SHARDQL_NOTIFICATION_WINDOW, decoded once here. */
+function eventSettings(env: Env): Pick<GatewayConfig, 'events'> {
+  const retention = env.SHARDQL_EVENT_RETENTION;
+  const window = env.SHARDQL_NOTIFICATION_WINDOW;
+  if (!retention && !window) return {};
+  try {
+    return {
+      events: {
+        ...(retention ? { retention: parseEventRetention(retention) } : {}),
+        ...(window ? { windowMs: parseDuration(window, 'SHARDQL_NOTIFICATION_WINDOW') } : {}),
+      },
+    };
+  } catch (err) {
+    throw new ConfigError(`SHARDQL_EVENT_RETENTION / SHARDQL_NOTIFICATION_WINDOW: ${(err as Error).message}`);
   }
 }
 
@@ -217,6 +242,8 @@ export interface WorkerConfig {
   /** Sweep schedules, ms between runs; 0 turns one off. Defaults 10000 (repair) and 21600000 (reconcile, 6 h). */
   readonly repairEveryMs: number;
   readonly reconcileEveryMs: number;
+  /** The event TTL sweep's schedule, ms (SHARDQL_EVENT_SWEEP_EVERY_MS, default 3600000 = 1 h; 0 turns it off). */
+  readonly eventSweepEveryMs: number;
   /** SHARDQL_WORKER_TEST_JOBS=1 registers the probe jobs the queue's tests use. Never in production. */
   readonly testJobs: boolean;
 }
@@ -247,6 +274,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     stopGraceMs: int('SHARDQL_WORKER_STOP_GRACE_MS', 10_000, 0),
     repairEveryMs: int('SHARDQL_REPAIR_EVERY_MS', 10_000, 0),
     reconcileEveryMs: int('SHARDQL_RECONCILE_EVERY_MS', 6 * 3600_000, 0),
+    eventSweepEveryMs: int('SHARDQL_EVENT_SWEEP_EVERY_MS', 3600_000, 0),
     testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
   };
 }

@@ -124,6 +124,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
+    ...(config.events ? { events: config.events } : {}),
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     ...(caching
       ? {

@@ -55,6 +55,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
+    ...(config.events ? { events: config.events } : {}),
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
@@ -66,7 +67,11 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   const jobs = new JobQueue({ redis, prefix, registry: JOB_KINDS });
   const registry: JobRegistry = workerConfig.testJobs ? { ...JOB_KINDS, ...probeKinds(redis, `${prefix}:probe`) } : JOB_KINDS;
   if (workerConfig.queues.includes('sweeps')) {
-    await scheduleSweeps(jobs, JOB_KINDS, { repairEveryMs: workerConfig.repairEveryMs, reconcileEveryMs: workerConfig.reconcileEveryMs });
+    await scheduleSweeps(jobs, JOB_KINDS, {
+      repairEveryMs: workerConfig.repairEveryMs,
+      reconcileEveryMs: workerConfig.reconcileEveryMs,
+      eventSweepEveryMs: workerConfig.eventSweepEveryMs,
+    });
   }
   const workers = new JobWorkers({
     redis,

@@ -8,6 +8,7 @@ import type { StoredObject } from '../storage/objectStore.ts';
 import type { Learned } from '../services/writeExecutor.ts';
 import type { WriteOpts } from '../services/writes.ts';
 import { listConnection, type ConnectionArgs } from './connections.ts';
+import { activityColumns, activityConnection, activityEventResolvers, notificationConnection, notificationResolvers } from './activity.ts';
 import type { GatewayContext } from './context.ts';
 
 type Args = Record<string, unknown>;
@@ -191,7 +192,18 @@ export const resolvers = {
     followers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_followed_by_users', o.id, 'user', a as ConnectionArgs),
     following: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_users', o.id, 'user', a as ConnectionArgs),
     followedBoards: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_boards', o.id, 'board', a as ConnectionArgs),
+    activity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityConnection(ctx, o.id, a),
+    latestActivity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityColumns(ctx, o.id, a),
+    notifications: (o: StoredObject, a: Args, ctx: GatewayContext) => {
+      // Only the user themself: anyone else (or no one) is refused, and the field is null.
+      if (ctx.viewerId === undefined) throw new ShardqlError('UNAUTHENTICATED', 'Notifications need a viewer: send Authorization: Bearer <token>');
+      if (ctx.viewerId !== o.id) throw new ShardqlError('FORBIDDEN', "Expected the viewer's own notifications, got another user's");
+      return notificationConnection(ctx, o.id, a);
+    },
   },
+
+  ActivityEvent: activityEventResolvers,
+  Notification: notificationResolvers,
 
   Board: {
     ...common,

@@ -12,15 +12,18 @@ export interface SweepSchedule {
   /** Run every this many ms; 0 removes the schedule. */
   readonly repairEveryMs: number;
   readonly reconcileEveryMs: number;
+  /** The event TTL sweep (`sweep.events`); default 1 h. */
+  readonly eventSweepEveryMs?: number;
 }
 
 /** Repair every 10 s (the gateway also repairs every 5 s), reconcile every 6 h. */
-export const DEFAULT_SWEEP_SCHEDULE: SweepSchedule = { repairEveryMs: 10_000, reconcileEveryMs: 6 * 3600_000 };
+export const DEFAULT_SWEEP_SCHEDULE: SweepSchedule = { repairEveryMs: 10_000, reconcileEveryMs: 6 * 3600_000, eventSweepEveryMs: 3600_000 };
 
 export async function scheduleSweeps(jobs: JobQueue<typeof JOB_KINDS>, registry: typeof JOB_KINDS, schedule: SweepSchedule): Promise<void> {
   const entries: { kind: JobName; everyMs: number; data: JsonObject }[] = [
     { kind: 'sweep.repair', everyMs: schedule.repairEveryMs, data: registry['sweep.repair'].encode({ minAgeMs: REPAIR_MIN_AGE_MS }) },
     { kind: 'sweep.reconcile', everyMs: schedule.reconcileEveryMs, data: registry['sweep.reconcile'].encode({ shardsPerJob: 16 }) },
+    { kind: 'sweep.events', everyMs: schedule.eventSweepEveryMs ?? 3600_000, data: registry['sweep.events'].encode({ shardsPerJob: 16 }) },
   ];
   const queue = jobs.queue('sweeps');
   for (const { kind, everyMs, data } of entries) {

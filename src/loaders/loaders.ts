@@ -5,6 +5,8 @@ import type { Storage } from '../storage/index.ts';
 import { countKey, type CountKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import type { EventPage, EventPageRequest, NotificationPage, NotificationPageRequest } from '../storage/eventStore.ts';
+import type { SequenceEvent, StoredKind } from '../core/events.ts';
 
 /**
  * Per-request loaders. Every key asked for at one level of a query is batched into one call of
@@ -19,6 +21,13 @@ export interface Loaders {
   /** Whether an edge exists (e.g. whether the viewer liked a pin). */
   readonly edges: DataLoader<{ table: MappingTable; from: bigint; to: bigint }, boolean, string>;
   readonly usernames: DataLoader<string, bigint | null>;
+  /** A user's event sequence: one round trip to their shard each (a request reads few sequences; no batching across users). */
+  readonly events: {
+    page(req: EventPageRequest): Promise<EventPage>;
+    latest(user: bigint, kinds: readonly StoredKind[], perKind: number): Promise<Map<StoredKind, SequenceEvent[]>>;
+    /** Grouped; the first page from the caches when they have it. */
+    notifications(req: NotificationPageRequest): Promise<NotificationPage>;
+  };
   /**
    * What this request's L1 view already holds, without a promise (undefined: ask the loader).
    * A value this request's loaders were given by a write (`replace`) is never shadowed: the write
@@ -96,6 +105,12 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       },
       { batch, cacheKeyFn: (k) => `${k.table}:${k.from}:${k.to}` },
     ),
+
+    events: {
+      page: (req) => storage.events.page(req, ctx),
+      latest: (user, kinds, perKind) => storage.events.latest(user, kinds, perKind, ctx),
+      notifications: (req) => storage.events.notifications(req, ctx),
+    },
 
     peek: {
       object: (id) => {

@@ -3,10 +3,13 @@ import { formatId, shardOf } from '../core/ids.ts';
 import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
-import { fingerprintOf, type IntentStep } from '../storage/intentLog.ts';
+import { fingerprintOf, type EventKey, type IntentStep } from '../storage/intentLog.ts';
+import { decodeEvent, encodeEvent } from '../storage/eventStore.ts';
+import type { SequenceEvent } from '../core/events.ts';
 import { listCacheKey, type EdgeChange, type EdgeState } from '../storage/mappingStore.ts';
+import { notificationsCacheKey } from '../storage/eventStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
-import { batchOf, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
+import { batchOf, type BatchPart, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { parentEdges, purge } from './cascade.ts';
 
@@ -45,6 +48,8 @@ export class LocalWrite {
   /** Objects this transaction created, and those it left inactive: states the steps after it may take as known. */
   readonly created = new Map<bigint, StoredObject>();
   readonly deactivated = new Set<bigint>();
+  /** Events appended to sequences on this shard: sent with the intent record (no round trip of their own when there is one). */
+  readonly events: SequenceEvent[] = [];
 
   constructor(tx: Tx, shard: number, storage: Storage) {
     this.#tx = tx;
@@ -91,6 +96,17 @@ export class LocalWrite {
     return out;
   }
 
+  /** Appends an event to a sequence on this shard, in this transaction (idempotent). */
+  appendEvent(e: SequenceEvent): void {
+    this.#own(e.user);
+    this.events.push(e);
+  }
+
+  /** Whether this transaction appended the event at `key`: a step copying it elsewhere need not read it back. */
+  appended(key: EventKey): boolean {
+    return this.events.some((e) => `${e.user}` === key.user && e.kind === key.kind && e.ts === key.ts && `${e.id}` === key.id);
+  }
+
   #own(id: bigint): void {
     if (shardOf(id) !== this.shard) throw new Error(`a local write on shard ${this.shard} cannot touch ${id} on shard ${shardOf(id)}`);
   }
@@ -129,6 +145,14 @@ export interface RelationPlan<R> {
   readonly args: unknown;
   /** The authoritative side's change; an add carries its sequence. */
   readonly change: EdgeChange & { readonly sequence: number };
+  /**
+   * An add's events: `own` in the viewer's sequence (on the viewer's shard, appended with the
+   * edge only if the edge changed), `notify` in the other object's owner's (null for the viewer's
+   * own things), appended with the reverse edge, on the same shard.
+   */
+  readonly events?: { readonly own: SequenceEvent; readonly notify: SequenceEvent | null };
+  /** Whose notifications this relation shows in (the other object's owner): their cached page is dropped when it changes. */
+  readonly notifies?: bigint;
   readonly result: R;
   readonly toRecord: (result: R) => Record<string, unknown>;
   readonly fromRecord: (record: Record<string, unknown>, ctx: OpContext) => Promise<R>;
@@ -171,7 +195,10 @@ export class WriteExecutor {
         async (tx) => {
           local = new LocalWrite(tx, plan.shard, this.#storage);
           const o = await plan.first(local);
-          if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps);
+          // The events this transaction appended ride with the intent record (or go alone).
+          const appends = local.events.flatMap((e) => this.#storage.events.appendPart(e).statements);
+          if (o.steps.length > 0) intentId = await this.#storage.intents.recordInTx(tx, plan.shard, plan.kind, o.steps, appends);
+          else if (appends.length > 0) await tx.batch(appends);
           if (idem) await this.#storage.intents.saveIdempotencyInTx(tx, plan.shard, idem.scope, idem.key, fingerprint, plan.toRecord(o.result), intentId);
           await this.#fault('in-first-transaction', plan.kind, idem);
           return o;
@@ -181,17 +208,28 @@ export class WriteExecutor {
     } catch (err) {
       return await this.#twinOr(err, plan, idem, fingerprint, ctx);
     }
+    local!.changedLists.push(...this.#storage.events.keysOf(local!.events));
     await this.#invalidate(local!, ctx);
     await this.#fault('after-first-commit', plan.kind, idem);
     // A first step whose source the first transaction itself settled (the repin it created or the
     // pin it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length === 0 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
     if (known && intentId !== null) {
-      await this.#storage.mappings.apply([known.change], ctx);
+      // Events this transaction appended whose copy goes to the step's shard travel with its edge.
+      const along = out.steps.flatMap((step, i) =>
+        i > 0 && step.kind === 'appendEvent' && local!.appended(step.source) && shardOf(BigInt(step.event.user)) === shardOf(known.change.from) ? [i] : [],
+      );
+      const events = along.map((i) => decodeEvent((out.steps[i] as Extract<IntentStep, { kind: 'appendEvent' }>).event));
+      await this.#storage.mappings.applyAlong(
+        known.change,
+        events.flatMap((e) => this.#storage.events.appendPart(e).statements),
+        this.#storage.events.keysOf(events),
+        ctx,
+      );
       await this.#fault('after-step-0', plan.kind, idem);
       for (const [i, step] of out.steps.entries()) {
-        if (i === 0) continue;
-        await runStep(this.#storage, step, ctx);
+        if (i === 0 || along.includes(i)) continue;
+        await this.#runKnown(step, local!, ctx);
         await this.#fault(`after-step-${i}`, plan.kind, idem);
       }
       await this.#fault('before-complete', plan.kind, idem);
@@ -202,12 +240,18 @@ export class WriteExecutor {
       return out.result;
     }
     for (const [i, step] of out.steps.entries()) {
-      await runStep(this.#storage, step, ctx);
+      await this.#runKnown(step, local!, ctx);
       await this.#fault(`after-step-${i}`, plan.kind, idem);
     }
     await this.#fault('before-complete', plan.kind, idem);
     if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
     return out.result;
+  }
+
+  /** A step after the first transaction: an event it appended is copied without reading it back. */
+  async #runKnown(step: IntentStep, local: LocalWrite, ctx: OpContext): Promise<void> {
+    if (step.kind === 'appendEvent' && local.appended(step.source)) await this.#storage.events.append([decodeEvent(step.event)], ctx);
+    else await runStep(this.#storage, step, ctx);
   }
 
   /** A first transaction failed: if a twin request with the same key committed first, answer what it answered; else rethrow. */
@@ -281,18 +325,24 @@ export class WriteExecutor {
       const replay = await this.#replay(replayable, idem, fingerprint, ctx);
       if (replay.found) return replay.result;
     }
-    const { mappings, intents, router, objects } = this.#storage;
+    const { mappings, intents, router, objects, events } = this.#storage;
     const step: IntentStep = { kind: 'syncReverse', table: change.table, from: formatId(change.from), to: formatId(change.to) };
+    const own = change.op === 'add' ? plan.events?.own : undefined;
+    const notify = own ? (plan.events?.notify ?? null) : null;
+    // The viewer's event commits with the edge, only if the edge changed (a like of a liked pin adds none);
+    // the owner's is copied from it: by the step below if the write stops, else with the reverse edge.
+    const steps: IntentStep[] = [step, ...(own && notify ? [appendEventStep(own, notify)] : [])];
     const first = batchOf(
       mappings.changePart(change),
+      own ? events.appendPart(own, mappings.edgeChanged) : NOTHING,
       mappings.edgePart(change.table, change.from, change.to),
-      intents.recordPart(shard, plan.kind, [step], idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
+      intents.recordPart(shard, plan.kind, steps, idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
     );
     let changed: boolean;
     let state: EdgeState;
     let intentId: bigint;
     try {
-      [changed, state, intentId] = await router.transaction(
+      [changed, , state, intentId] = await router.transaction(
         shard,
         async (tx) => {
           const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
@@ -306,13 +356,22 @@ export class WriteExecutor {
       return await this.#twinOr(err, replayable, idem, fingerprint, ctx);
     }
     const mirrored = reverseChange(reverse, change.from, change.to, state);
+    // The owner's event goes with the reverse edge when both live on one shard (a pin's, board's or
+    // user's owner lives on its shard), else on its own.
+    const notifyNow = changed && notify !== null ? notify : undefined;
+    const along = notifyNow && shardOf(notifyNow.user) === shardOf(mirrored.from) ? notifyNow : undefined;
     let applied: { changed: boolean; refused: boolean; count: number } | undefined;
     try {
       await this.#fault('after-first-commit', plan.kind, idem);
-      applied = await mappings.applyCounting(mirrored, ctx);
+      applied = await mappings.applyCounting(mirrored, ctx, along ? events.appendPart(along).statements : []);
+      if (notifyNow && !along) await events.append([notifyNow], ctx);
     } finally {
-      // Both lists' caches in one round trip, once both sides committed (before the write answers).
-      const lists = [...(changed ? [listCacheKey(change.table, change.from)] : []), ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : [])];
+      // Both lists' caches (and the owner's notifications) in one round trip, once both sides committed (before the write answers).
+      const lists = [
+        ...(changed ? [listCacheKey(change.table, change.from)] : []),
+        ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : []),
+        ...(plan.notifies !== undefined && (applied?.changed || along) ? [notificationsCacheKey(plan.notifies)] : []),
+      ];
       await mappings.invalidate(lists, ctx);
     }
     await this.#fault('after-step-0', plan.kind, idem);
@@ -326,7 +385,8 @@ export class WriteExecutor {
       learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
       learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
     } else {
-      await runStep(this.#storage, step, ctx);
+      // The owner's event, if the reverse edge's batch carried it, is committed: only the edge needs converging.
+      for (const st of steps) if (st.kind !== 'appendEvent' || !(along && applied)) await runStep(this.#storage, st, ctx);
       await intents.complete(shard, intentId, ctx);
     }
     return plan.result;
@@ -341,6 +401,19 @@ export class WriteExecutor {
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
   }
+}
+
+/** A part of a batch that sends nothing. */
+const NOTHING: BatchPart<undefined> = { statements: [], read: () => undefined };
+
+/** Where an event is, for a step that copies it. */
+export function eventKey(e: SequenceEvent): EventKey {
+  return { user: formatId(e.user), kind: e.kind, ts: e.ts, id: `${e.id}` };
+}
+
+/** A step appending `event` once `source` (the same happening, appended by the first transaction) is there. */
+export function appendEventStep(source: SequenceEvent, event: SequenceEvent): IntentStep {
+  return { kind: 'appendEvent', source: eventKey(source), event: encodeEvent(event) };
 }
 
 /**
@@ -427,6 +500,9 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
     }
     case 'invalidate':
       return; // the step itself is an invalidation
+    case 'appendEvent': // the user's first page of notifications (or activity) it lands in
+      await storage.mappings.invalidate(storage.events.keysOf([decodeEvent(step.event)]), ctx);
+      return;
     default: {
       const unknown: never = step;
       throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);
@@ -466,6 +542,13 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
     case 'invalidate':
       await storage.replayInvalidation(step.keys, ctx);
       return;
+    case 'appendEvent': {
+      const src = step.source;
+      if (await storage.events.exists({ user: BigInt(src.user), kind: src.kind, ts: src.ts, id: BigInt(src.id) }, ctx)) {
+        await storage.events.append([decodeEvent(step.event)], ctx);
+      }
+      return;
+    }
     default: {
       const unknown: never = step;
       throw new Error(`unknown intent step ${JSON.stringify(unknown)}`);

@@ -9,7 +9,10 @@ import { isActive, type ObjectData, type StoredObject } from '../storage/objectS
 import type { OpContext } from '../storage/sqlStats.ts';
 import { deleteInTx } from './cascade.ts';
 import { createUser } from './users.ts';
-import { WriteExecutor, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
+import { WriteExecutor, appendEventStep, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
+import { eventOf, type ActivityKind, type Happening } from '../core/events.ts';
+import type { IntentStep } from '../storage/intentLog.ts';
+import { notificationsCacheKey } from '../storage/eventStore.ts';
 
 export interface WritesDeps {
   readonly storage: Storage;
@@ -116,6 +119,21 @@ export class ProductWrites {
 
   #own(o: StoredObject, ref: 'owner' | 'pinner', viewer: bigint, what: string): void {
     if (o.refs[ref] !== viewer) throw new ShardqlError('FORBIDDEN', `Only the owner may change this ${what}`);
+  }
+
+  /**
+   * A happening's events, appended by a write's first transaction `w`: the actor's activity, and
+   * the owner's notification unless the actor is the owner. Those on `w`'s shard are appended
+   * there; the others become `appendEvent` steps copying the first of them, so an interrupted
+   * write completes them and a retried one adds nothing (the event ID is the happening's).
+   */
+  #events(w: LocalWrite, h: Happening, owner: bigint | undefined): IntentStep[] {
+    const events = [eventOf(h, h.actor, 'activity'), ...(owner !== undefined && owner !== h.actor ? [eventOf(h, owner, 'notifications')] : [])];
+    const local = events.filter((e) => shardOf(e.user) === w.shard);
+    const source = local[0];
+    if (!source) throw new Error(`a ${h.kind} event has no sequence on shard ${w.shard}`);
+    for (const e of local) w.appendEvent(e);
+    return events.filter((e) => shardOf(e.user) !== w.shard).map((e) => appendEventStep(source, e));
   }
 
   // Users
@@ -305,7 +323,8 @@ export class ProductWrites {
     for (const k of ['title', 'description', 'link', 'imageUrl']) if (original.data[k] !== undefined) copy[k] = original.data[k];
     const plan = this.#objectPlan('repin', shardOf(boardId), { pinId: formatId(pinId), boardId: formatId(boardId) }, async (w) => {
       const pin = await this.#savePin(w, me.id, boardId, { ...copy, via_pin_id: formatId(original.id) });
-      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }] };
+      const events = this.#events(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
+      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events] };
     });
     return this.#run(plan, me.id, opts, ctx);
   }
@@ -324,10 +343,12 @@ export class ProductWrites {
     const me = await this.#viewer(viewer, ctx);
     // The comment lives on its pin's shard, with the pin's comment list: one transaction.
     const plan = this.#objectPlan('createComment', shardOf(pinId), { pinId: formatId(pinId), text: body }, async (w) => {
-      await w.lockActive(pinId, 'pin');
+      const pin = await w.lockActive(pinId, 'pin');
       const comment = await w.create('comment', { pin_id: formatId(pinId), author_id: formatId(me.id), text: body });
       await w.edges([{ op: 'add', table: 'pin_has_comments', from: pinId, to: comment.id, sequence: comment.createdAt }]);
-      return { result: comment, steps: [] };
+      // The pin's owner's notification commits with the comment; the author's activity follows if it lives elsewhere.
+      const steps = this.#events(w, { kind: 'COMMENT', actor: me.id, object: pinId, detail: comment.id, ts: comment.createdAt }, pin.refs.pinner);
+      return { result: comment, steps };
     });
     return this.#run(plan, me.id, opts, ctx);
   }
@@ -339,12 +360,15 @@ export class ProductWrites {
     if (!comment || comment.type !== 'comment') throw new ShardqlError('NOT_FOUND', `No comment with ID ${id}`);
     const pinId = comment.refs.pin;
     if (pinId === undefined) throw new Error(`comment ${id} has no pin`);
-    if (comment.refs.author !== me.id) {
-      const pin = await this.#s.objects.get(pinId, ctx);
-      if (!pin || pin.refs.pinner !== me.id) throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
+    const pin = await this.#s.objects.get(pinId, ctx);
+    if (comment.refs.author !== me.id && (!pin || pin.refs.pinner !== me.id)) {
+      throw new ShardqlError('FORBIDDEN', 'Only the author or the pin owner may delete this comment');
     }
+    const owner = pin?.refs.pinner;
     const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
-      await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      const [removed] = await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      // The pin's owner's notifications count it no more: their cached page goes too.
+      if (removed && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
       return { result: await w.softDelete(id), steps: [] };
     });
     return this.#run(plan, me.id, opts, ctx);
@@ -375,10 +399,20 @@ export class ProductWrites {
     }
     if (targetType === 'user' && targetId === me.id)
       throw new ShardqlError('INVALID_ARGUMENT', 'Expected another user to follow, got the viewer', { argument: 'userId' });
+    const sequence = this.#now();
+    // Whose things this is: a pin's pinner, a board's owner, the followed user.
+    const owner = targetType === 'user' ? targetId : targetType === 'pin' ? target.refs.pinner : target.refs.owner;
+    const kind: ActivityKind = targetType === 'pin' ? 'LIKE' : targetType === 'user' ? 'FOLLOW_USER' : 'FOLLOW_BOARD';
+    const happening: Happening = { kind, actor: me.id, object: targetId, detail: null, ts: sequence };
     const plan = {
       kind: `${op}:${mine}`,
       args: { target: formatId(targetId) },
-      change: { op, table: mine, from: me.id, to: targetId, sequence: this.#now() },
+      change: { op, table: mine, from: me.id, to: targetId, sequence },
+      events: {
+        own: eventOf(happening, me.id, 'activity'),
+        notify: owner !== undefined && owner !== me.id ? eventOf(happening, owner, 'notifications') : null,
+      },
+      ...(owner !== undefined && owner !== me.id ? { notifies: owner } : {}),
       result: target,
       ...this.#objectRecord,
     };

@@ -69,6 +69,27 @@ export const IDEMPOTENCY_DDL = `CREATE TABLE IF NOT EXISTS idempotency (
   KEY by_age (created_at)
 ) ENGINE=InnoDB`;
 
+/**
+ * Per-user event sequences (the seeds' wide-column user sequences): row key `user_id`, column
+ * `kind`, cells timestamped `ts` (ms), newest first. Append-only: a cell is never updated; the
+ * primary key makes appending the same event again (a retried write) a no-op. `event_id` is the
+ * happening's ID (core/events.ts), the same in every sequence it is in; ties on `ts` order by it.
+ * `by_time` reads a user's sequence across kinds in time order; `by_expiry` serves the TTL sweep.
+ */
+export const EVENTS_DDL = `CREATE TABLE IF NOT EXISTS events (
+  user_id BIGINT UNSIGNED NOT NULL,
+  kind VARCHAR(32) NOT NULL,
+  ts BIGINT NOT NULL,
+  event_id BIGINT UNSIGNED NOT NULL,
+  actor_id BIGINT UNSIGNED NOT NULL,
+  object_id BIGINT UNSIGNED NOT NULL,
+  detail_id BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (user_id, kind, ts, event_id),
+  KEY by_time (user_id, ts, event_id),
+  KEY by_expiry (kind, ts)
+) ENGINE=InnoDB`;
+
 /** Mod-shard lookups: a non-ID key (username, email) → an object ID; the primary key makes it unique. */
 export const LOOKUPS_DDL = `CREATE TABLE IF NOT EXISTS lookups (
   namespace VARCHAR(32) NOT NULL,
@@ -86,6 +107,7 @@ export function shardTables(): Map<string, string> {
   out.set('counts', COUNTS_DDL);
   out.set('intents', INTENTS_DDL);
   out.set('idempotency', IDEMPOTENCY_DDL);
+  out.set('events', EVENTS_DDL);
   return out;
 }
 

@@ -5,6 +5,8 @@ import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
 import { IntentLog } from './intentLog.ts';
+import { EventStore } from './eventStore.ts';
+import type { EventRetention } from '../core/events.ts';
 import { LookAside } from './lookAside.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
@@ -18,6 +20,8 @@ export interface Storage {
   readonly mappings: MappingStore;
   readonly lookups: ModShardStore;
   readonly intents: IntentLog;
+  /** Per-user event sequences (activity, notifications). */
+  readonly events: EventStore;
   /**
    * Invalidates cache keys (`o:<id>`, `l:<table>:<from>`) in every layer and the log; throws if any
    * layer fails. The repair pass's replay of an `invalidate` intent.
@@ -43,6 +47,8 @@ export interface StorageOptions {
   readonly onInvalidationError?: (layer: 'memcached' | 'redis' | 'mysql', err: unknown) => void;
   /** A host refused a write because it is read-only (a demoted primary): re-read the topology. */
   readonly onReadOnly?: (host: string) => void;
+  /** Event sequences: what each kind keeps (default DEFAULT_EVENT_RETENTION) and the notification grouping window (default 1 day). */
+  readonly events?: { readonly retention?: EventRetention; readonly windowMs?: number };
 }
 
 /** Wires the stores over one router. Creates no connection until the first query. */
@@ -73,6 +79,14 @@ export function createStorage(opts: StorageOptions): Storage {
     mappings,
     lookups: new ModShardStore({ router, ...clock }),
     intents,
+    events: new EventStore({
+      router,
+      lookAside,
+      cache: opts.cache?.lists,
+      ...clock,
+      ...(opts.events?.retention ? { retention: opts.events.retention } : {}),
+      ...(opts.events?.windowMs !== undefined ? { windowMs: opts.events.windowMs } : {}),
+    }),
     async replayInvalidation(keys, ctx = {}) {
       await Promise.all([
         objects.replayInvalidation(keys.filter((k) => k.startsWith('o:')).map(idOfCacheKey), ctx),

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { shardDatabase } from '../core/topology.ts';
-import { affectedRows, insertedId, type BatchPart, type ShardRouter, type SqlCondition, type SqlValue, type Tx } from './shardRouter.ts';
+import { affectedRows, insertedId, type BatchPart, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
+import type { EncodedEvent } from './eventStore.ts';
+
+/** Where an event is: its user's sequence, its kind, time and ID (IDs as strings). */
+export interface EventKey {
+  readonly user: string;
+  readonly kind: EncodedEvent['kind'];
+  readonly ts: number;
+  readonly id: string;
+}
 
 /** One remaining step of a multi-shard write, as stored in the intent log (JSON; IDs as strings). */
 export type IntentStep =
@@ -9,6 +18,12 @@ export type IntentStep =
   | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
   /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
   | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string }
+  /**
+   * Append `event` to its user's sequence if the event `source` (the same happening in the other
+   * side's sequence, committed with the write's first step) is there: a like appends the liker's
+   * `liked_pin` with the edge, and this step the owner's `pin_liked`. Appending twice adds nothing.
+   */
+  | { readonly kind: 'appendEvent'; readonly source: EventKey; readonly event: EncodedEvent }
   /** Empty every list of the deleted object `id`, deleting its children in turn (services/cascade.ts). */
   | { readonly kind: 'purge'; readonly id: string }
   /**
@@ -52,13 +67,17 @@ export class IntentLog {
     this.#now = opts.now ?? Date.now;
   }
 
-  async recordInTx(tx: Tx, shard: number, kind: string, steps: readonly IntentStep[]): Promise<bigint> {
-    const res = await tx.execute(`INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, [
-      kind,
-      JSON.stringify(steps),
-      this.#now(),
-    ]);
-    return BigInt(res.insertId);
+  /** Records an intent in the caller's transaction; `before`: statements sent in the same round trip, ahead of it. */
+  async recordInTx(tx: Tx, shard: number, kind: string, steps: readonly IntentStep[], before: readonly Statement[] = []): Promise<bigint> {
+    const insert = { sql: `INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [kind, JSON.stringify(steps), this.#now()] };
+    if (before.length === 0) {
+      const res = await tx.execute(insert.sql, insert.values);
+      return BigInt(res.insertId);
+    }
+    const results = await tx.batch([...before, insert]);
+    const id = insertedId(results.at(-1)!);
+    if (id === null) throw new Error('the intent was not recorded');
+    return id;
   }
 
   /**

@@ -285,11 +285,25 @@ export class MappingStore {
    * transaction commits it: one round trip. Invalidate the list's cache after (`invalidate`).
    * `refused`: an add to the list of a missing or deleted object (see `changeOutcomePart`).
    */
-  async applyCounting(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; refused: boolean; count: number }> {
-    const part = batchOf(this.changeOutcomePart(c), this.countPart(c.from, c.table));
+  async applyCounting(c: EdgeChange, ctx: OpContext = {}, along: readonly Statement[] = []): Promise<{ changed: boolean; refused: boolean; count: number }> {
+    const part = batchOf(this.changeOutcomePart(c), this.countPart(c.from, c.table), { statements: along, read: () => undefined });
     const [outcome, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
     return { ...outcome, count };
   }
+
+  /**
+   * As `apply` for one change, with `along` (statements on the same shard, e.g. an event append) in
+   * the same transaction and round trip; `alsoInvalidate` are cache keys those statements change.
+   */
+  async applyAlong(c: EdgeChange, along: readonly Statement[], alsoInvalidate: readonly string[], ctx: OpContext = {}): Promise<boolean> {
+    const part = batchOf(this.changePart(c), { statements: along, read: () => undefined });
+    const [changed] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    await this.#invalidate([...(changed ? [listCacheKey(c.table, c.from)] : []), ...alsoInvalidate], ctx);
+    return changed;
+  }
+
+  /** Holds, in a batch right after `changePart`'s statements, when that change changed a row (e.g. to append an event with a new edge only). */
+  readonly edgeChanged: SqlCondition = { sql: `${EDGE_CHANGED} = 1`, values: [] };
 
   /** As `apply` for one change, telling also whether an add was refused (its list's owner is missing or deleted). */
   async applyOne(c: EdgeChange, ctx: OpContext = {}): Promise<{ changed: boolean; refused: boolean }> {

@@ -40,6 +40,7 @@ function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
     SHARDQL_WORKER_STALLED_CHECK_MS: String(STALLED_CHECK_MS),
     SHARDQL_REPAIR_EVERY_MS: '60000',
     SHARDQL_RECONCILE_EVERY_MS: '0',
+    SHARDQL_EVENT_SWEEP_EVERY_MS: '0',
     ...extra,
   };
 }

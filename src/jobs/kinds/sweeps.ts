@@ -93,3 +93,51 @@ export const reconcileShards = defineJob<{ readonly shards: readonly number[]; r
     return totals;
   },
 });
+
+/**
+ * Plans one event TTL sweep over every shard (the seeds' compaction): one `sweep.events-shards`
+ * job per `shardsPerJob` shards, like the reconcile sweep.
+ */
+export const eventSweep = defineJob<{ readonly shardsPerJob: number }>({
+  queue: 'sweeps',
+  summary: 'plan an event TTL sweep of every shard, in chunks',
+  encode: (p) => ({ shardsPerJob: p.shardsPerJob }),
+  decode: (data) => ({ shardsPerJob: intField(objectOf(data, 'sweep.events'), 'shardsPerJob', 1, 65536, 16) }),
+  async handle(p, ctx) {
+    const shards = allShards(ctx.topology());
+    const run = ctx.jobId.replace(/[^A-Za-z0-9_-]/g, '.');
+    let chunks = 0;
+    for (let i = 0; i < shards.length; i += p.shardsPerJob) {
+      await ctx.jobs.enqueue('sweep.events-shards', { shards: shards.slice(i, i + p.shardsPerJob), run });
+      chunks++;
+    }
+    return { shards: shards.length, chunks };
+  },
+});
+
+/** Deletes, on a chunk of shards, events past their kind's TTL and beyond its newest `versions` (reads hide both already). */
+export const eventSweepShards = defineJob<{ readonly shards: readonly number[]; readonly run: string }>({
+  queue: 'sweeps',
+  summary: 'purge expired events and events beyond their kind\'s versions on a chunk of shards',
+  encode: (p) => ({ shards: shardRanges(p.shards), run: p.run }),
+  decode: (data) => {
+    const o = objectOf(data, 'sweep.events-shards');
+    return { shards: parseShardRanges(stringField(o, 'shards', /^[0-9,-]+$/)), run: stringField(o, 'run', /^[A-Za-z0-9_.-]{1,200}$/) };
+  },
+  jobId: (p) => `events-${p.run}-${shardRanges(p.shards).replace(/,/g, '_')}`,
+  async handle(p, ctx) {
+    const topology = ctx.topology();
+    let expired = 0;
+    let trimmed = 0;
+    // Shard by shard, so a stopping worker hands the rest back (deleting what is hidden is idempotent).
+    for (const shard of p.shards) {
+      if (!topology.shardExists(shard)) continue;
+      throwIfStopping(ctx);
+      const r = await ctx.storage.events.sweep([shard]);
+      expired += r.expired;
+      trimmed += r.trimmed;
+    }
+    if (expired + trimmed > 0) ctx.log('events_swept', { shards: shardRanges(p.shards), expired, trimmed });
+    return { shards: p.shards.length, expired, trimmed };
+  },
+});

@@ -1,0 +1,149 @@
+import { ShardqlError } from '../core/errors.ts';
+import { ACTIVITY_KINDS, STORED_KINDS, storedKindsOf, type ActivityKind, type SequenceEvent } from '../core/events.ts';
+import { checkPageSize, checkTime } from '../core/validate.ts';
+import type { NotificationGroup } from '../storage/eventStore.ts';
+import type { StoredObject } from '../storage/objectStore.ts';
+import type { GatewayContext } from './context.ts';
+
+type Args = Record<string, unknown>;
+
+/** An event with the objects it shows, each active (an event missing one is not shown). */
+interface ShownEvent {
+  readonly event: SequenceEvent;
+  readonly actor: StoredObject;
+  readonly object: StoredObject;
+  readonly detail: StoredObject | null;
+}
+
+/** A notification group with its target (the user themself for FOLLOW_USER) and its actors still there. */
+interface ShownGroup {
+  readonly group: NotificationGroup;
+  readonly target: StoredObject;
+  readonly actors: StoredObject[];
+}
+
+/** Most recent distinct actors a notification shows. */
+const GROUP_ACTORS = 3;
+
+function kindsArg(value: unknown): ActivityKind[] | null {
+  if (value === null || value === undefined) return null;
+  const list = value as unknown[];
+  for (const k of list) {
+    if (!(ACTIVITY_KINDS as readonly unknown[]).includes(k)) throw new ShardqlError('INVALID_ARGUMENT', `Expected kinds among ${ACTIVITY_KINDS.join(', ')}`, { argument: 'kinds' });
+  }
+  return list as ActivityKind[];
+}
+
+function range(a: Args): { since: number | null; until: number | null } {
+  return { since: checkTime(a.since as string | null | undefined, 'since'), until: checkTime(a.until as string | null | undefined, 'until') };
+}
+
+/** Active objects by ID, from the request's L1 view when there, else one batch through the loader. */
+async function objectsOf(ctx: GatewayContext, ids: Iterable<bigint>): Promise<Map<bigint, StoredObject>> {
+  const out = new Map<bigint, StoredObject>();
+  const missing: bigint[] = [];
+  for (const id of new Set(ids)) {
+    const known = ctx.loaders.peek.object(id);
+    if (known === undefined) missing.push(id);
+    else if (known) out.set(id, known);
+  }
+  if (missing.length > 0) {
+    const loaded = await ctx.loaders.objects.loadMany(missing);
+    loaded.forEach((o, i) => {
+      if (o && !(o instanceof Error)) out.set(missing[i]!, o);
+    });
+  }
+  return out;
+}
+
+/** Events whose actor, object and detail are all still there (a deleted comment, pin or account hides its events). */
+async function shown(ctx: GatewayContext, events: readonly SequenceEvent[]): Promise<(ShownEvent | null)[]> {
+  const objects = await objectsOf(
+    ctx,
+    events.flatMap((e) => [e.actor, e.object, ...(e.detail !== null ? [e.detail] : [])]),
+  );
+  return events.map((event) => {
+    const actor = objects.get(event.actor);
+    const object = objects.get(event.object);
+    const detail = event.detail === null ? null : objects.get(event.detail);
+    return actor && object && detail !== undefined ? { event, actor, object, detail } : null;
+  });
+}
+
+export async function activityConnection(ctx: GatewayContext, user: bigint, a: Args) {
+  const first = checkPageSize(a.first as number | null | undefined);
+  const page = await ctx.loaders.events.page({
+    user,
+    kinds: storedKindsOf('activity', kindsArg(a.kinds)),
+    first,
+    after: (a.after as string | null | undefined) ?? null,
+    ...range(a),
+  });
+  // A hidden event still advances the cursor, so pages never repeat (as lists skip deleted objects).
+  const nodes = await shown(
+    ctx,
+    page.edges.map((e) => e.event),
+  );
+  const edges = page.edges.flatMap((e, i) => (nodes[i] ? [{ cursor: e.cursor, node: nodes[i] }] : []));
+  return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+}
+
+export async function activityColumns(ctx: GatewayContext, user: bigint, a: Args) {
+  const perKind = a.perKind as number | null | undefined;
+  const n = checkPageSize(perKind, 5);
+  const kinds = storedKindsOf('activity', kindsArg(a.kinds));
+  const columns = await ctx.loaders.events.latest(user, kinds, n);
+  const all = [...columns.values()].flat();
+  const nodes = await shown(ctx, all);
+  const byEvent = new Map(all.map((e, i) => [e, nodes[i]]));
+  return kinds.map((k) => ({ kind: STORED_KINDS[k].kind, events: (columns.get(k) ?? []).flatMap((e) => byEvent.get(e) ?? []) }));
+}
+
+export async function notificationConnection(ctx: GatewayContext, user: bigint, a: Args) {
+  const first = checkPageSize(a.first as number | null | undefined);
+  const page = await ctx.loaders.events.notifications({
+    user,
+    kinds: storedKindsOf('notifications', kindsArg(a.kinds)),
+    first,
+    after: (a.after as string | null | undefined) ?? null,
+    actors: GROUP_ACTORS,
+    ...range(a),
+  });
+  const objects = await objectsOf(
+    ctx,
+    page.groups.flatMap((g) => [g.object, ...g.actors]),
+  );
+  const edges = page.groups.flatMap((group) => {
+    const target = objects.get(group.object);
+    const actors = group.actors.flatMap((id) => objects.get(id) ?? []);
+    // The group of a deleted pin or board is not shown; one whose recent actors all left neither.
+    return target && actors.length > 0 ? [{ cursor: group.cursor, node: { group, target, actors } satisfies ShownGroup }] : [];
+  });
+  return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const kindOf = (e: SequenceEvent): ActivityKind => STORED_KINDS[e.kind].kind;
+
+export const activityEventResolvers = {
+  id: (s: ShownEvent) => `${s.event.id}`,
+  kind: (s: ShownEvent) => kindOf(s.event),
+  at: (s: ShownEvent) => iso(s.event.ts),
+  actor: (s: ShownEvent) => s.actor,
+  pin: (s: ShownEvent) => (s.object.type === 'pin' ? s.object : null),
+  repin: (s: ShownEvent) => (kindOf(s.event) === 'REPIN' ? s.detail : null),
+  comment: (s: ShownEvent) => (kindOf(s.event) === 'COMMENT' ? s.detail : null),
+  board: (s: ShownEvent) => (s.object.type === 'board' ? s.object : null),
+  user: (s: ShownEvent) => (kindOf(s.event) === 'FOLLOW_USER' ? s.object : null),
+};
+
+export const notificationResolvers = {
+  kind: (s: ShownGroup) => STORED_KINDS[s.group.kind].kind,
+  count: (s: ShownGroup) => s.group.count,
+  actorCount: (s: ShownGroup) => s.group.actorCount,
+  actors: (s: ShownGroup) => s.actors,
+  latestAt: (s: ShownGroup) => iso(s.group.latest),
+  earliestAt: (s: ShownGroup) => iso(s.group.earliest),
+  pin: (s: ShownGroup) => (s.target.type === 'pin' ? s.target : null),
+  board: (s: ShownGroup) => (s.target.type === 'board' ? s.target : null),
+};
