@@ -18,9 +18,10 @@ const ALLOWED: Record<string, string[]> = {
   storage: ['core'],
   topology: ['core'],
   auth: ['core'],
-  cache: ['core'],
+  redis: ['core'],
+  cache: ['core', 'redis'],
   services: ['core', 'storage'],
-  jobs: ['core', 'storage', 'services'],
+  jobs: ['core', 'storage', 'services', 'redis'],
   loaders: ['core', 'storage', 'services'],
   graphql: ['core', 'loaders', 'services', 'storage'],
   http: ['core', 'log.ts'],
@@ -33,7 +34,8 @@ const ENTRY = ['cli.ts', 'cli', 'server.ts', 'worker.ts', 'config.ts', 'log.ts']
 /** Drivers only the layers that do I/O of that kind may import. */
 const DRIVERS: Record<string, string[]> = {
   mysql2: ['storage', 'stack', 'bulk'],
-  ioredis: ['cache', 'jobs', 'server.ts', 'cli'],
+  // Every Redis client comes from src/redis/redisClient.ts (one Redis or a cluster alike); the stack forms its cluster.
+  ioredis: ['redis', 'stack'],
   bullmq: ['jobs'],
   memjs: ['cache', 'server.ts', 'cli'],
   etcd3: ['topology', 'server.ts', 'cli', 'bulk'],

@@ -3,6 +3,7 @@ import type { StackInfo } from './stack/localStack.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
 import { parseTestFault, type TestFault } from './services/testFaults.ts';
+import type { RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -23,7 +24,12 @@ export interface GatewayConfig {
   readonly mysqlAdmin?: { readonly user: string; readonly password: string };
   /** How often the gateway re-reads the topology besides watching it, ms. Default 5000. */
   readonly topologyRefreshMs?: number;
-  readonly redis: { readonly host: string; readonly port: number };
+  /**
+   * Mapping pages and counts, the invalidation log, persisted queries, rate limits and the job
+   * queues: one Redis (`{ host, port }`, SHARDQL_REDIS) or a Redis Cluster (`{ cluster: [...] }`,
+   * SHARDQL_REDIS_CLUSTER).
+   */
+  readonly redis: RedisTarget;
   readonly memcached: { readonly servers: string };
   /** HMAC secret for viewer tokens (HS256). At least 32 bytes. */
   readonly jwtSecret: string;
@@ -91,7 +97,8 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  * stack's; explicit variables still win.
  *
  *   SHARDQL_ENV, SHARDQL_PORT (default 4000), SHARDQL_ETCD (comma-separated URLs),
- *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port),
+ *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port) or
+ *   SHARDQL_REDIS_CLUSTER (host:port,host:port,… or redis://host:port,…: some nodes of a cluster),
  *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
  *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
  *   SHARDQL_QUEUE_PREFIX
@@ -118,7 +125,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
       user: env.SHARDQL_MYSQL_USER ?? stack?.mysql.user ?? required(env, 'SHARDQL_MYSQL_USER'),
       password: env.SHARDQL_MYSQL_PASSWORD ?? stack?.mysql.password ?? required(env, 'SHARDQL_MYSQL_PASSWORD'),
     },
-    redis: env.SHARDQL_REDIS ? hostPort(env.SHARDQL_REDIS, 'SHARDQL_REDIS') : stack ? stack.redis : hostPort(required(env, 'SHARDQL_REDIS'), 'SHARDQL_REDIS'),
+    redis: redisTarget(env, stack),
     memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
     jwtSecret,
     ...(trusted ? { trustedDocuments: trusted } : {}),
@@ -160,6 +167,33 @@ function eventSettings(env: Env): Pick<GatewayConfig, 'events'> {
   } catch (err) {
     throw new ConfigError(`SHARDQL_EVENT_RETENTION / SHARDQL_NOTIFICATION_WINDOW: ${(err as Error).message}`);
   }
+}
+
+/**
+ * SHARDQL_REDIS=host:port (one Redis) or SHARDQL_REDIS_CLUSTER=host:port,host:port (a Redis
+ * Cluster, named by any of its nodes; `redis://host:port` items too). Setting both is refused: a
+ * gateway must not guess which Redis its writes invalidate. Empty counts as unset. Neither: the
+ * local stack's single Redis.
+ */
+function redisTarget(env: Env, stack: StackInfo | undefined): RedisTarget {
+  const single = env.SHARDQL_REDIS || undefined;
+  const cluster = env.SHARDQL_REDIS_CLUSTER || undefined;
+  if (single !== undefined && cluster !== undefined) throw new ConfigError('SHARDQL_REDIS and SHARDQL_REDIS_CLUSTER are both set; set one (the other empty)');
+  if (cluster !== undefined) return { cluster: clusterNodes(cluster) };
+  if (single !== undefined) return hostPort(single, 'SHARDQL_REDIS');
+  if (stack) return stack.redis;
+  throw new ConfigError('SHARDQL_REDIS (or SHARDQL_REDIS_CLUSTER) is not set');
+}
+
+function clusterNodes(text: string): RedisEndpoint[] {
+  return text.split(',').map((item) => {
+    const m = /^(?:redis:\/\/)?([^:/@\s]+):(\d{1,5})\/?$/.exec(item.trim());
+    const port = Number(m?.[2]);
+    if (!m || port < 1 || port > 65535) {
+      throw new ConfigError(`SHARDQL_REDIS_CLUSTER must be host:port,host:port,… (or redis://host:port,…), got ${JSON.stringify(item)} in ${JSON.stringify(text)}`);
+    }
+    return { host: m[1]!, port };
+  });
 }
 
 /** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */

@@ -1,11 +1,12 @@
-import { Redis } from 'ioredis';
 import memjs from 'memjs';
+import { createRedisClient, type RedisClient, type RedisTarget } from '../redis/redisClient.ts';
 import { InvalidationLog } from './invalidationLog.ts';
 import { MemcachedObjects } from './memcachedObjects.ts';
 import { RedisLists } from './redisLists.ts';
 
 export interface CacheLayersOptions {
-  readonly redis: { readonly host: string; readonly port: number };
+  /** One Redis, or a Redis Cluster. */
+  readonly redis: RedisTarget;
   /** `host:port[,host:port]`. */
   readonly memcached: string;
   /** A cache call not answered within this many ms counts as a miss. Default 500. */
@@ -16,7 +17,8 @@ export interface CacheLayersOptions {
 
 /** The caches of one process, ready for createStorage({ cache }), and their clients. */
 export interface CacheLayers {
-  readonly redis: Redis;
+  /** The `cache`-role client the layers share; others (persisted queries, rate limits, feeds) may use it too. */
+  readonly redis: RedisClient;
   readonly objects: MemcachedObjects;
   readonly lists: RedisLists;
   readonly near: InvalidationLog;
@@ -42,17 +44,7 @@ function byLayer(keys: readonly string[]): { objects: string[]; lists: string[] 
  */
 export async function createCacheLayers(opts: CacheLayersOptions): Promise<CacheLayers & { readonly redisReachable: boolean }> {
   const timeoutMs = opts.timeoutMs ?? 500;
-  const redis = new Redis({
-    host: opts.redis.host,
-    port: opts.redis.port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    connectTimeout: 1000,
-    commandTimeout: timeoutMs * 2,
-    retryStrategy: (times) => Math.min(50 * times, 1000),
-  });
-  redis.on('error', () => undefined);
+  const redis = createRedisClient(opts.redis, { role: 'cache', name: 'shardql-cache', timeoutMs });
   const redisReachable = await redis.connect().then(
     () => true,
     () => false,

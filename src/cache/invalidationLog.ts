@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redisClient.ts';
 import type { CacheStats } from './cacheStats.ts';
 import { withTimeout } from './withTimeout.ts';
 import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts';
@@ -24,7 +24,8 @@ import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts'
  * again. A barrier that finds a gap (a fresh process, or one further behind than the kept log)
  * cannot see the entries it missed, so it returns the whole set instead.
  *
- * The keys share a hash tag, so the scripts also run on a Redis Cluster. A flush of Redis
+ * The keys share a hash tag (`{inv}`), so the scripts also run on a Redis Cluster, where the
+ * log lives on one primary: it is one ordered log, read by one call per request. A flush of Redis
  * (new epoch) or a gateway that fell behind the retained entries (a gap) empties that gateway's L1.
  * While Redis is unreachable no barrier succeeds and requests read L2 and MySQL only.
  */
@@ -70,7 +71,7 @@ return n`;
 const UNSHARED_MARK = '!';
 
 export interface InvalidationLogOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Entries kept in Redis; a gateway further behind empties its L1. Default 100,000. */
   readonly maxEntries?: number;
   /** A barrier or append not answered within this many ms fails. Default 500. */
@@ -91,7 +92,7 @@ interface UnsharedRecord {
   readonly seq: string;
 }
 
-type Scripted = Redis & {
+type Scripted = RedisClient & {
   shardqlInvAppend(k1: string, k2: string, k3: string, k4: string, entry: string, max: number, epoch: string, ...unshared: string[]): Promise<number>;
   shardqlInvBarrier(
     k1: string,

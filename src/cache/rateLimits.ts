@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redisClient.ts';
 
 /** A rate: `limit` requests per `windowMs`, e.g. "600/60s" → { limit: 600, windowMs: 60000 }. */
 export interface Rate {
@@ -21,46 +21,45 @@ export function parseRate(text: string): Rate | undefined {
 }
 
 /**
- * Token buckets, all taken or none: each KEYS[i] holds `capacity` tokens refilled at
- * capacity/window per ms. ARGV: cost, then capacity and window (ms) per key. Returns {0, 0} when
- * the cost was taken from every bucket, else {ms until every bucket would have it, index of the
- * bucket that needs longest} and nothing is taken.
- * Redis's own clock (TIME) decides, so every gateway replica sees the same buckets.
+ * One token bucket (KEYS[1]) holding `capacity` tokens refilled at capacity/window per ms. ARGV:
+ * cost, capacity, window (ms). Takes `cost` and returns 0, or returns the ms until the bucket would
+ * have it and takes nothing. Redis's own clock (TIME) decides, so every gateway replica sees the
+ * same buckets. One key per script: on a Redis Cluster each bucket lives wherever its key hashes.
  */
 const TAKE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cost = tonumber(ARGV[1])
-local wait = 0
-local which = 0
-local left = {}
-for i, key in ipairs(KEYS) do
-  local cap = tonumber(ARGV[2 * i])
-  local window = tonumber(ARGV[2 * i + 1])
-  local b = redis.call('HMGET', key, 'tokens', 'at')
-  local tokens = tonumber(b[1]) or cap
-  local at = tonumber(b[2]) or now
-  if now > at then tokens = math.min(cap, tokens + (now - at) * cap / window) end
-  left[i] = tokens
-  if tokens < cost then
-    local need = math.ceil((cost - tokens) * window / cap)
-    if need > wait then
-      wait = need
-      which = i
-    end
-  end
-end
-if wait > 0 then return {wait, which} end
-for i, key in ipairs(KEYS) do
-  local window = tonumber(ARGV[2 * i + 1])
-  redis.call('HSET', key, 'tokens', tostring(left[i] - cost), 'at', tostring(now))
-  redis.call('PEXPIRE', key, window)
-end
-return {0, 0}
+local cap = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1]) or cap
+local at = tonumber(b[2]) or now
+if now > at then tokens = math.min(cap, tokens + (now - at) * cap / window) end
+if tokens < cost then return math.ceil((cost - tokens) * window / cap) end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - cost), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], window)
+return 0
 `;
 
+/**
+ * Gives back what TAKE took from a bucket (KEYS[1]; ARGV: cost, capacity): the bucket is as if it
+ * had not been asked. A request another bucket refused must not use this one up.
+ */
+const GIVE_BACK = `
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens == nil then return 0 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(math.min(tonumber(ARGV[2]), tokens + tonumber(ARGV[1]))))
+return 1
+`;
+
+type BucketScripts = RedisClient & {
+  shardqlRateTake(key: string, cost: number, capacity: number, windowMs: number): Promise<number>;
+  shardqlRateGiveBack(key: string, cost: number, capacity: number): Promise<number>;
+};
+
 export interface RateLimitOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Per viewer (requests with a token). Undefined: no per-viewer limit. */
   readonly perViewer?: Rate | undefined;
   /** Per client address (every request). Undefined: no per-address limit. */
@@ -72,17 +71,25 @@ export interface RateLimitOptions {
 export type Admission = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number; readonly scope: 'viewer' | 'address' };
 
 /**
- * Rate limits kept in Redis, so they hold across gateway replicas: one Lua script takes from the
- * viewer's and the address's token buckets at once. Redis errors are thrown to the caller, which
- * fails open (a cache outage must not become an API outage).
+ * Rate limits kept in Redis, so they hold across gateway replicas: a request takes from the
+ * viewer's and the address's token buckets (one script per bucket, sent together: one round trip)
+ * and is admitted only if both had enough; a bucket that gave while the other refused gets its
+ * tokens back (a second round trip, on refusals only). Between the two, a concurrent request can
+ * only find fewer tokens, never more: the limits are never exceeded. Each bucket is its own key,
+ * so on a Redis Cluster buckets spread over the primaries. Redis errors are thrown to the caller,
+ * which fails open (a cache outage must not become an API outage).
  */
 export class RedisRateLimits {
   readonly #opts: RateLimitOptions;
   readonly #prefix: string;
+  readonly #redis: BucketScripts;
 
   constructor(opts: RateLimitOptions) {
     this.#opts = opts;
     this.#prefix = opts.prefix ?? 'shardql:rl:';
+    this.#redis = opts.redis as BucketScripts;
+    opts.redis.defineCommand('shardqlRateTake', { numberOfKeys: 1, lua: TAKE });
+    opts.redis.defineCommand('shardqlRateGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
   }
 
   /** Takes `cost` requests (1, or the size of a batch) from the buckets of this viewer and address. */
@@ -91,9 +98,11 @@ export class RedisRateLimits {
     if (who.viewer !== undefined && this.#opts.perViewer) buckets.push({ key: `${this.#prefix}v:${who.viewer}`, rate: this.#opts.perViewer, scope: 'viewer' });
     if (this.#opts.perAddress) buckets.push({ key: `${this.#prefix}a:${who.address}`, rate: this.#opts.perAddress, scope: 'address' });
     if (buckets.length === 0) return { allowed: true };
-    const args = [String(cost), ...buckets.flatMap((b) => [String(b.rate.limit), String(b.rate.windowMs)])];
-    const [waitMs, which] = (await this.#opts.redis.eval(TAKE, buckets.length, ...buckets.map((b) => b.key), ...args)) as [number, number];
+    const waits = await Promise.all(buckets.map((b) => this.#redis.shardqlRateTake(b.key, cost, b.rate.limit, b.rate.windowMs)));
+    const longest = waits.reduce((worst, wait, i) => (wait > (waits[worst] ?? 0) ? i : worst), 0);
+    const waitMs = waits[longest] ?? 0;
     if (waitMs <= 0) return { allowed: true };
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), scope: buckets[which - 1]?.scope ?? 'address' };
+    await Promise.all(buckets.flatMap((b, i) => (waits[i] === 0 ? [this.#redis.shardqlRateGiveBack(b.key, cost, b.rate.limit)] : [])));
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), scope: buckets[longest]!.scope };
   }
 }

@@ -1,17 +1,17 @@
 import type { KeyValueCache, KeyValueCacheSetOptions } from '@apollo/utils.keyvaluecache';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redisClient.ts';
 
 /**
  * Apollo's KeyValueCache over Redis, for automatic persisted queries: a query registered through
  * one gateway replica is known to all. A Redis failure reads as a miss (the client resends the
  * query text) and a failed set is dropped: persisted queries are an optimisation, never a
- * reason for a request to fail.
+ * reason for a request to fail. One key per query: works on a Redis Cluster as on one Redis.
  */
 export class RedisKeyValueCache implements KeyValueCache<string> {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix = 'shardql:') {
+  constructor(redis: RedisClient, prefix = 'shardql:') {
     this.#redis = redis;
     this.#prefix = prefix;
   }

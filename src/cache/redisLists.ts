@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import { pipelinePerNode } from '../redis/pipelinePerNode.ts';
+import type { RedisClient } from '../redis/redisClient.ts';
 import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
 import { withTimeout } from './withTimeout.ts';
@@ -10,6 +12,9 @@ import { withTimeout } from './withTimeout.ts';
  * A write invalidates the whole list at once by replacing the hash with a fresh `_gen`; a reader
  * fills a field only if `_gen` is still the one it saw before reading MySQL (a Lua script checks
  * and sets atomically). So a reader that raced a write cannot leave a stale page behind.
+ *
+ * Every script touches one list (one key), and a batch goes out as one pipeline per Redis node
+ * (`pipelinePerNode`): lists spread over a Redis Cluster's primaries, no hash tag needed.
  */
 const GEN = '_gen';
 
@@ -27,8 +32,14 @@ redis.call('HSET', KEYS[1], '_gen', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
+/** The scripts below, as `defineCommand` adds them to a pipeline. */
+type ListScripts = ChainableCommander & {
+  shardqlFill(list: string, token: string, field: string, value: string, ttlMs: number, newGen: string): ChainableCommander;
+  shardqlInvalidate(list: string, gen: string, ttlMs: number): ChainableCommander;
+};
+
 export interface RedisListsOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Milliseconds a list's cached pages live. Default 600000 (10 min). */
   readonly ttlMs?: number;
   /** A batch not answered within this many ms reads as all-miss. Default 500. */
@@ -46,7 +57,7 @@ export interface ListField {
 export type ListToken = string;
 
 export class RedisLists {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #ttlMs: number;
   readonly #timeoutMs: number;
   readonly #breaker = new LayerBreaker();
@@ -60,9 +71,9 @@ export class RedisLists {
   }
 
   /**
-   * Reads many fields in one pipeline (one round trip). Returns values found and, for each field
-   * not found, its list's generation token. On a Redis failure everything reads as a miss with
-   * no token (and nothing is filled).
+   * Reads many fields in one round trip (a pipeline per node). Returns values found and, for each
+   * field not found, its list's generation token. What a failed (or slow) node holds reads as a
+   * miss with no token (and nothing is filled there).
    */
   async probe(fields: readonly ListField[], stats?: CacheStats): Promise<{ values: Map<number, string>; tokens: Map<number, ListToken> }> {
     const values = new Map<number, string>();
@@ -74,16 +85,18 @@ export class RedisLists {
     }
     stats?.roundTrip('redis');
     try {
-      const pipe = this.#redis.pipeline();
-      for (const f of fields) pipe.hmget(f.list, GEN, f.field);
-      const results = (await withTimeout(pipe.exec(), this.#timeoutMs)) ?? [];
-      fields.forEach((_f, i) => {
-        const [err, res] = results[i] ?? [new Error('no reply'), null];
-        if (err) return;
+      const results = await withTimeout(
+        pipelinePerNode(this.#redis, fields, (f) => f.list, (p, f) => p.hmget(f.list, GEN, f.field)),
+        this.#timeoutMs,
+      );
+      let failed = false;
+      results.forEach(([err, res], i) => {
+        if (err) return void (failed = true);
         const [gen, value] = res as [string | null, string | null];
         if (value !== null) values.set(i, value);
         else tokens.set(i, gen ?? '');
       });
+      if (failed) throw new Error('a Redis node failed');
       this.#breaker.succeeded();
     } catch {
       this.#breaker.failed();
@@ -98,16 +111,21 @@ export class RedisLists {
   async fill(entries: readonly { field: ListField; value: string; token: ListToken }[], stats?: CacheStats): Promise<void> {
     if (entries.length === 0) return;
     stats?.roundTrip('redis');
+    // Fills of one absent list in one batch share the generation the first of them creates.
+    const newGen = new Map<string, string>();
+    for (const e of entries) if (!newGen.has(e.field.list)) newGen.set(e.field.list, randomBytes(8).toString('hex'));
     try {
-      const pipe = this.#redis.pipeline() as unknown as { shardqlFill(...a: (string | number)[]): void; exec(): Promise<unknown> };
-      // Fills of one absent list in one batch share the generation the first of them creates.
-      const newGen = new Map<string, string>();
-      for (const e of entries) {
-        const gen = newGen.get(e.field.list) ?? randomBytes(8).toString('hex');
-        newGen.set(e.field.list, gen);
-        pipe.shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, gen);
-      }
-      await withTimeout(pipe.exec(), this.#timeoutMs);
+      const results = await withTimeout(
+        pipelinePerNode(
+          this.#redis,
+          entries,
+          (e) => e.field.list,
+          (p, e) => (p as ListScripts).shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, newGen.get(e.field.list)!),
+        ),
+        this.#timeoutMs,
+      );
+      const failed = results.find(([err]) => err);
+      if (failed) throw failed[0];
     } catch {
       this.#breaker.failed();
       stats?.error('redis');
@@ -135,10 +153,11 @@ export class RedisLists {
 
   async #newGenerations(lists: readonly string[], stats?: CacheStats): Promise<void> {
     stats?.roundTrip('redis');
-    const pipe = this.#redis.pipeline() as unknown as { shardqlInvalidate(...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
-    for (const l of [...new Set(lists)]) pipe.shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs);
-    const results = await withTimeout(pipe.exec(), this.#timeoutMs);
-    const failed = (results ?? []).find(([err]) => err);
+    const results = await withTimeout(
+      pipelinePerNode(this.#redis, [...new Set(lists)], (l) => l, (p, l) => (p as ListScripts).shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs)),
+      this.#timeoutMs,
+    );
+    const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
   }
 }

@@ -88,14 +88,22 @@ const dev: Command = {
     `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout unless the published one\n` +
     'already maps the stack, creates the shard databases, loads the demo data once, and serves the gateway in\n' +
     'development mode on $SHARDQL_PORT (default 4000), with one `shardql worker` process beside it (background\n' +
-    'jobs: sweeps now, feed fan-out later). Ctrl-C stops both; the stack keeps running.',
-  async run(_args, ctx) {
+    'jobs: sweeps now, feed fan-out later). Ctrl-C stops both; the stack keeps running.\n' +
+    'With --redis-cluster, the gateway and the worker use the stack\'s 3-primary Redis Cluster instead of its single Redis.',
+  options: {
+    'redis-cluster': { type: 'boolean', help: "Run on the stack's Redis Cluster (started if missing) instead of its single Redis" },
+  },
+  async run(args, ctx) {
     const started = Date.now();
     step(ctx, 1, 'Local stack');
     // Two hosts on a fresh machine; a stack that already has more keeps them (stacks never shrink).
     const hosts = Math.max(2, stackInfo(ctx)?.mysql.hosts.length ?? 0);
-    const info = await bringStackUp(ctx, ctx.stackDir, { hosts, replicas: true });
-    const config = configFor(ctx, { SHARDQL_ENV: 'development' });
+    const onCluster = args.flag('redis-cluster');
+    const info = await bringStackUp(ctx, ctx.stackDir, { hosts, replicas: true, ...(onCluster ? { redisCluster: true } : {}) });
+    const clusterNodes = info.redisCluster?.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    // The gateway (config) and the worker (its environment) both read the cluster from SHARDQL_REDIS_CLUSTER.
+    const redisEnv: Record<string, string> = onCluster && clusterNodes ? { SHARDQL_REDIS: '', SHARDQL_REDIS_CLUSTER: clusterNodes } : {};
+    const config = configFor(ctx, { SHARDQL_ENV: 'development', ...redisEnv });
 
     step(ctx, 2, 'Topology');
     const topology = await ensureStackTopology(ctx, config, stackHosts(info), () => parseTopology(stackLayout(info, DEFAULT_STACK_SHARDS)));
@@ -126,7 +134,7 @@ const dev: Command = {
       );
     }
     step(ctx, 6, 'Worker');
-    const worker = spawnWorker(ctx, { SHARDQL_ENV: 'development' });
+    const worker = spawnWorker(ctx, { SHARDQL_ENV: 'development', ...redisEnv });
     lines.push('', `Worker: pid ${worker.pid} (background jobs; \`shardql jobs\` shows the queues).`);
     lines.push('', 'Ctrl-C stops the gateway and the worker; the stack keeps running (`shardql stack down` stops it).');
     for (const line of lines) println(ctx.stdout, line);

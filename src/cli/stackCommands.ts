@@ -19,12 +19,15 @@ export function stackAddressLines(info: StackInfo): string[] {
     rows.push([`${h.name} primary`, endpointText(h.primary)]);
     if (h.replica) rows.push([`${h.name} replica`, endpointText(h.replica)]);
   }
-  rows.push(['redis', endpointText(info.redis)], ['memcached', endpointText(info.memcached)], ['etcd', info.etcd.endpoints.join(',')]);
+  rows.push(['redis', endpointText(info.redis)]);
+  // The form SHARDQL_REDIS_CLUSTER takes.
+  if (info.redisCluster) rows.push(['redis cluster', info.redisCluster.nodes.map(endpointText).join(',')]);
+  rows.push(['memcached', endpointText(info.memcached)], ['etcd', info.etcd.endpoints.join(',')]);
   return table(rows);
 }
 
 /** Brings the stack up (idempotent), with progress on stderr. Shared with `shardql dev`. */
-export async function bringStackUp(ctx: CliContext, dir: string, opts: { hosts?: number; replicas?: boolean }): Promise<StackInfo> {
+export async function bringStackUp(ctx: CliContext, dir: string, opts: { hosts?: number; replicas?: boolean; redisCluster?: boolean }): Promise<StackInfo> {
   const started = Date.now();
   const info = await stackUp({ dir, ...opts, log: (line) => println(ctx.stderr, `  ${line}`) });
   println(ctx.stdout, `Stack up in ${dir} (${seconds(Date.now() - started)}); MySQL user '${info.mysql.user}', credentials in ${resolve(dir, 'stack.json')}`);
@@ -38,15 +41,18 @@ const up: Command = {
   options: {
     hosts: { type: 'string', value: 'N', help: 'MariaDB primaries (default: as before, else 2)' },
     replicas: { type: 'boolean', help: 'Give every primary a semi-sync GTID replica' },
+    'redis-cluster': { type: 'boolean', help: 'Also run a Redis Cluster of 3 primaries (use it with SHARDQL_REDIS_CLUSTER)' },
     dir: DIR_OPTION,
   },
-  details: 'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts or replicas when asked for more.',
+  details:
+    'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts, replicas or the Redis Cluster when asked for more.',
   async run(args, ctx) {
     const hosts = args.int('hosts', undefined, 1, 64);
     const dir = dirOf(args, ctx);
     const info = await bringStackUp(ctx, dir, {
       ...(hosts !== undefined ? { hosts } : {}),
       ...(args.flag('replicas') ? { replicas: true } : {}),
+      ...(args.flag('redis-cluster') ? { redisCluster: true } : {}),
     });
     await writableForMapInForce({ ...ctx, stackDir: dir }, info);
   },
@@ -102,9 +108,23 @@ const status: Command = {
     const rows = [['SERVICE', 'STATE', 'PID', 'ADDRESS'], ...st.services.map((s) => [s.name, s.running ? 'running' : s.pid !== null ? 'not answering' : 'stopped', s.pid === null ? '-' : String(s.pid), s.address])];
     println(ctx.stdout, `Stack in ${dir}`);
     for (const line of table(rows)) println(ctx.stdout, `  ${line}`);
+    const cluster = st.redisCluster;
+    if (cluster !== undefined) {
+      const nodes = st.info?.redisCluster?.nodes.map(endpointText).join(',') ?? '';
+      println(
+        ctx.stdout,
+        cluster === null
+          ? `Redis Cluster: no node answers`
+          : `Redis Cluster: ${cluster.state}, ${cluster.primaries} primaries, ${cluster.slotsAssigned} of 16384 slots, ${cluster.knownNodes} nodes (SHARDQL_REDIS_CLUSTER=${nodes})`,
+      );
+    }
     const stopped = st.services.filter((s) => !s.running).length;
     if (stopped > 0) {
       println(ctx.stdout, `${stopped} of ${st.services.length} services are not running; \`shardql stack up\` restarts them`);
+      return 3;
+    }
+    if (cluster !== undefined && cluster?.state !== 'ok') {
+      println(ctx.stdout, 'The Redis Cluster is not serving every slot; `shardql stack up` forms it');
       return 3;
     }
     return 0;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config.ts';
 import { jobsRedis } from '../jobs/connection.ts';
+import { describeRedisTarget } from '../redis/redisClient.ts';
 import { JobQueue, type QueueStats } from '../jobs/jobQueue.ts';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, QUEUES, parseConcurrency, parseQueueList } from '../jobs/queues.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
@@ -93,7 +94,7 @@ const jobsCommand: Command = {
     try {
       const stats = await Promise.race([
         queue.stats({ failures }),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new CliError(`Redis at ${config.redis.host}:${config.redis.port} did not answer within 10 s`)), 10_000).unref()),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new CliError(`${describeRedisTarget(config.redis)} did not answer within 10 s`)), 10_000).unref()),
       ]);
       if (args.flag('json')) println(ctx.stdout, JSON.stringify({ queues: stats }));
       else printStats(ctx, stats);

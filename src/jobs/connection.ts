@@ -1,21 +1,11 @@
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient, type RedisTarget } from '../redis/redisClient.ts';
 
 /**
- * The Redis client a process's queues share. `worker`: for BullMQ workers, whose commands must wait
- * out a Redis restart rather than fail (BullMQ requires `maxRetriesPerRequest: null` there; it
- * duplicates this client for each worker's blocking fetch). Otherwise (gateway, CLI) a command
- * fails after one retry and callers bound their waits. Both reconnect by themselves.
+ * The Redis client a process's queues share, on one Redis or a Redis Cluster (each queue's keys
+ * share a hash tag: `queuePrefix`). `worker`: for BullMQ workers, whose commands must wait out a
+ * Redis restart (BullMQ duplicates this client for each worker's blocking fetch). `producer`
+ * (gateway, CLI): a command fails after one retry and callers bound their waits.
  */
-export function jobsRedis(addr: { readonly host: string; readonly port: number }, role: 'worker' | 'producer'): Redis {
-  const redis = new Redis({
-    host: addr.host,
-    port: addr.port,
-    connectionName: `shardql-${role}`,
-    maxRetriesPerRequest: role === 'worker' ? null : 1,
-    connectTimeout: 2000,
-    retryStrategy: (times) => Math.min(100 * times, 2000),
-  });
-  // Errors surface on the commands that fail; without a listener ioredis would print each one.
-  redis.on('error', () => undefined);
-  return redis;
+export function jobsRedis(target: RedisTarget, role: 'worker' | 'producer'): RedisClient {
+  return createRedisClient(target, { role });
 }

@@ -5,7 +5,7 @@
  * schedules) and `shardql jobs`.
  */
 import { Queue, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redisClient.ts';
 import type { EnqueueOptions, Enqueued } from '../services/backgroundJobs.ts';
 import type { JobRegistry, PayloadOf } from './jobKind.ts';
 import { KEEP_COMPLETED, KEEP_FAILED, QUEUE_NAMES, QUEUES, queuePrefix, type QueueName } from './queues.ts';
@@ -38,7 +38,7 @@ export interface QueueStats {
 
 export interface JobQueueOptions<R extends JobRegistry> {
   /** A client the queues share (not closed by `close`). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** SHARDQL_QUEUE_PREFIX; each queue's keys get their own hash tag (`queuePrefix`). */
   readonly prefix: string;
   readonly registry: R;

@@ -15,7 +15,7 @@
  */
 import { hostname } from 'node:os';
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redisClient.ts';
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import type { Storage } from '../storage/index.ts';
@@ -24,7 +24,7 @@ import { QUEUES, queuePrefix, type QueueName } from './queues.ts';
 
 export interface JobWorkersOptions {
   /** A worker-role client (`jobsRedis(…, 'worker')`); each queue's worker duplicates it for its blocking fetch. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly registry: JobRegistry;
   /** Queues served by this process. */

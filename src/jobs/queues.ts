@@ -1,3 +1,5 @@
+import { hashTag } from '../core/redisKeySlot.ts';
+
 /**
  * The queues background jobs run on, split by priority: each is its own BullMQ queue with its own
  * worker concurrency, so a backlog of slow sweeps can never hold a slot fan-out needs.
@@ -46,7 +48,7 @@ export const DEFAULT_QUEUE_PREFIX = 'shardql:jobs';
  */
 export function queuePrefix(base: string, queue: QueueName): string {
   if (base === '' || /[{}]/.test(base)) throw new Error(`a queue prefix must be non-empty and hold no braces (it becomes a hash tag), got ${JSON.stringify(base)}`);
-  return `{${base}:${queue}}`;
+  return hashTag(`${base}:${queue}`);
 }
 
 /** `feed,sweeps` → the queues named; every name must be known. */

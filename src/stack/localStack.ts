@@ -14,10 +14,11 @@ import { ensureService, forEachService, inspectService, stopServiceProcess, thro
 import { withStackLock } from './lock.ts';
 import { readInfo, readPlan, resolvePlan, writeInfo, writePlan, type StackPlan } from './plan.ts';
 import type { ServiceContext, ServiceSpec } from './service.ts';
-import { buildServices } from './services.ts';
+import { REDIS_CLUSTER_SERVICE, buildServices } from './services.ts';
+import { ensureRedisCluster, redisClusterState } from './redisCluster.ts';
 import type { StackInfo, StackOptions, StackStatus } from './types.ts';
 
-export type { MysqlEndpoint, ServiceStatus, StackHost, StackInfo, StackOptions, StackStatus } from './types.ts';
+export type { MysqlEndpoint, RedisClusterState, ServiceStatus, StackHost, StackInfo, StackOptions, StackStatus } from './types.ts';
 export { StackError } from './errors.ts';
 
 const noop = (): void => undefined;
@@ -36,17 +37,29 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     const want = {
       ...(opts.hosts !== undefined ? { hosts: opts.hosts } : {}),
       ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
+      ...(opts.redisCluster !== undefined ? { redisCluster: opts.redisCluster } : {}),
     };
     const { plan, changed } = await resolvePlan(dir, want);
     // Persist ports before starting anything, so a failed first `up` is resumable and stoppable.
     if (changed) writePlan(dir, plan);
 
     await ensureAll(buildServices(dir, plan), { plan, bins, log });
+    await formRedisCluster(plan, log);
 
     const info: StackInfo = plan.info;
     if (!isDeepStrictEqual(readInfo(dir), info)) writeInfo(dir, info);
     return structuredClone(info);
   });
+}
+
+/** The stack's Redis Cluster, if it has one: formed once its nodes run, else waited for until its nodes agree. */
+async function formRedisCluster(plan: StackPlan, log: (line: string) => void): Promise<void> {
+  const nodes = plan.info.redisCluster?.nodes;
+  if (nodes === undefined) return;
+  await ensureRedisCluster(
+    nodes.map((n, i) => ({ ...n, busPort: plan.redisClusterBusPorts?.[i] ?? 0 })),
+    log,
+  );
 }
 
 /** Ensure all services concurrently; a service with `dependsOn` waits for that one. */
@@ -97,7 +110,9 @@ export async function stackStatus(dir: string): Promise<StackStatus> {
       return { name: svc.name, pid, running: ready, address: svc.address };
     }),
   );
-  return { info, services };
+  const clusterNodes = plan.info.redisCluster?.nodes;
+  if (clusterNodes === undefined) return { info, services };
+  return { info, services, redisCluster: await redisClusterState(clusterNodes) };
 }
 
 /** The StackInfo written by the last successful `up`, or null. */
@@ -126,6 +141,8 @@ export async function startService(dir: string, name: string): Promise<void> {
     const plan = requirePlan(root);
     const svc = findService(root, plan, name);
     await ensureService(svc, { plan, bins: await ensureBinaries(noop), log: noop });
+    // A cluster node rejoins from its nodes.conf: back once the nodes agree again.
+    if (name.startsWith(REDIS_CLUSTER_SERVICE)) await formRedisCluster(plan, noop);
   });
 }
 

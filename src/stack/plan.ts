@@ -17,11 +17,15 @@ export interface StackPlan {
   info: StackInfo & { replication: { user: string; password: string } };
   /** etcd's peer port is not part of the public info. */
   etcdPeerPort: number;
+  /** Cluster bus ports of the Redis Cluster's nodes (same order as info.redisCluster.nodes). */
+  redisClusterBusPorts?: number[];
 }
 
 export const PLAN_FILE = 'plan.json';
 export const INFO_FILE = 'stack.json';
 export const DEFAULT_HOSTS = 2;
+/** Primaries of the stack's Redis Cluster (`stack up --redis-cluster`): the fewest a cluster allows. */
+export const REDIS_CLUSTER_NODES = 3;
 const MYSQL_USER = 'shardql';
 const REPLICATION_USER = 'shardql_repl';
 const ADMIN_USER = 'shardql_admin';
@@ -64,12 +68,14 @@ function usedPorts(plan: StackPlan): Set<number> {
     ports.push(h.primary.port);
     if (h.replica) ports.push(h.replica.port);
   }
+  for (const n of plan.info.redisCluster?.nodes ?? []) ports.push(n.port);
+  ports.push(...(plan.redisClusterBusPorts ?? []));
   return new Set(ports);
 }
 
 async function freshPlan(dir: string): Promise<StackPlan> {
   // Data without a plan means ports/passwords are lost; guessing would break replication.
-  const leftovers = existsSync(dir) ? readdirSync(dir).filter((f) => /^(mysql\d{3}-|redis$|memcached$|etcd$)/.test(f)) : [];
+  const leftovers = existsSync(dir) ? readdirSync(dir).filter((f) => /^(mysql\d{3}-|redis$|redis-cluster-\d+$|memcached$|etcd$)/.test(f)) : [];
   if (leftovers.length > 0) {
     throw new StackError(
       `${dir} contains service data (${leftovers.join(', ')}) but no ${PLAN_FILE}; ` +
@@ -98,7 +104,7 @@ async function freshPlan(dir: string): Promise<StackPlan> {
  */
 export async function resolvePlan(
   dir: string,
-  want: { hosts?: number; replicas?: boolean },
+  want: { hosts?: number; replicas?: boolean; redisCluster?: boolean },
 ): Promise<{ plan: StackPlan; changed: boolean }> {
   const existing = readPlan(dir);
   const plan = existing ?? (await freshPlan(dir));
@@ -126,7 +132,9 @@ export async function resolvePlan(
 
   const missingPrimaries = wantHosts - hosts.length;
   const missingReplicas = wantReplicas ? hosts.filter((h) => !h.replica).length + missingPrimaries : 0;
-  const needed = missingPrimaries + missingReplicas;
+  // A client port and a cluster bus port per node (the default bus port, port + 10000, may not exist).
+  const missingCluster = want.redisCluster === true && plan.info.redisCluster === undefined ? 2 * REDIS_CLUSTER_NODES : 0;
+  const needed = missingPrimaries + missingReplicas + missingCluster;
   if (needed === 0) return { plan, changed };
 
   const ports = await allocatePorts(needed, usedPorts(plan));
@@ -140,6 +148,10 @@ export async function resolvePlan(
   }
   if (wantReplicas) {
     for (const h of hosts) h.replica ??= { host: LOOPBACK, port: take() };
+  }
+  if (missingCluster > 0) {
+    plan.info.redisCluster = { nodes: Array.from({ length: REDIS_CLUSTER_NODES }, () => ({ host: LOOPBACK, port: take() })) };
+    plan.redisClusterBusPorts = Array.from({ length: REDIS_CLUSTER_NODES }, take);
   }
   return { plan, changed: true };
 }

@@ -15,19 +15,23 @@ const makeDir = async (dir: string): Promise<void> => {
   mkdirSync(dir, { recursive: true });
 };
 
-function redisService(stackDir: string, plan: StackPlan): ServiceSpec {
-  const { host, port } = plan.info.redis;
-  const paths = layout(stackDir, 'redis');
+/**
+ * A redis-server, cache only (no persistence). `cluster`: a Redis Cluster node on its own bus port;
+ * it keeps its node ID and slots in nodes.conf (in its data dir), so a restarted node rejoins.
+ */
+function redisServerService(stackDir: string, name: string, endpoint: { host: string; port: number }, cluster?: { busPort: number }): ServiceSpec {
+  const { host, port } = endpoint;
+  const paths = layout(stackDir, name);
   const dataDir = join(paths.dir, 'data');
   return {
-    name: 'redis',
+    name,
     binary: 'redis-server',
     ...paths,
     host,
-    ports: [port],
+    ports: cluster ? [port, cluster.busPort] : [port],
     address: `${host}:${port}`,
     stopPhase: 1,
-    // Cache only: no persistence. --logfile "" logs to stdout, i.e. our log file.
+    // --logfile "" logs to stdout, i.e. our log file.
     args: () => [
       '--port', String(port),
       '--bind', host,
@@ -37,6 +41,9 @@ function redisService(stackDir: string, plan: StackPlan): ServiceSpec {
       '--dir', dataDir,
       '--pidfile', paths.pidFile,
       '--logfile', '',
+      ...(cluster
+        ? ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(cluster.busPort), '--cluster-node-timeout', '5000']
+        : []),
     ],
     isReady: () => probeTcp(host, port, (d) => (d.includes('\r\n') ? d.toString().startsWith('+PONG') : undefined), {
       send: 'PING\r\n',
@@ -44,6 +51,19 @@ function redisService(stackDir: string, plan: StackPlan): ServiceSpec {
     prepare: () => makeDir(dataDir),
   };
 }
+
+/** The stack's Redis Cluster nodes, `redis-cluster-1` …, when it has one. */
+function redisClusterServices(stackDir: string, plan: StackPlan): ServiceSpec[] {
+  const nodes = plan.info.redisCluster?.nodes ?? [];
+  return nodes.map((node, i) => {
+    const busPort = plan.redisClusterBusPorts?.[i];
+    if (busPort === undefined) throw new Error(`plan.json names Redis Cluster node ${i + 1} without its bus port`);
+    return redisServerService(stackDir, `${REDIS_CLUSTER_SERVICE}${i + 1}`, node, { busPort });
+  });
+}
+
+/** Service names of the Redis Cluster's nodes start with this. */
+export const REDIS_CLUSTER_SERVICE = 'redis-cluster-';
 
 function memcachedService(stackDir: string, plan: StackPlan): ServiceSpec {
   const { host, port } = plan.info.memcached;
@@ -110,5 +130,11 @@ function etcdService(stackDir: string, plan: StackPlan): ServiceSpec {
 /** All services of a plan, in start order (a replica always after its primary). */
 export function buildServices(stackDir: string, plan: StackPlan): ServiceSpec[] {
   const mysql = plan.info.mysql.hosts.flatMap((host, i) => mysqlInstances(stackDir, host, i).map(mysqlService));
-  return [redisService(stackDir, plan), memcachedService(stackDir, plan), etcdService(stackDir, plan), ...mysql];
+  return [
+    redisServerService(stackDir, 'redis', plan.info.redis),
+    ...redisClusterServices(stackDir, plan),
+    memcachedService(stackDir, plan),
+    etcdService(stackDir, plan),
+    ...mysql,
+  ];
 }

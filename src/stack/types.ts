@@ -7,6 +7,11 @@ export interface StackOptions {
   hosts?: number;
   /** Start one replica per primary with real (semi-sync, GTID) replication; default false. */
   replicas?: boolean;
+  /**
+   * Also start a Redis Cluster of 3 primaries (besides the single Redis), for running the gateway
+   * and workers against a cluster; default false. Once a stack has one it keeps it.
+   */
+  redisCluster?: boolean;
   /** Progress lines; default no-op. */
   log?: (line: string) => void;
 }
@@ -34,6 +39,8 @@ export interface StackInfo {
   /** Account replicas use to connect to their primary (exists on every instance, so promotion works). */
   replication?: { user: string; password: string };
   redis: { host: string; port: number };
+  /** The Redis Cluster's nodes (3 primaries owning 5461, 5461 and 5462 slots), when the stack has one. */
+  redisCluster?: { nodes: { host: string; port: number }[] };
   memcached: { host: string; port: number };
   etcd: { endpoints: string[] };
 }
@@ -48,4 +55,15 @@ export interface ServiceStatus {
 export interface StackStatus {
   info: StackInfo | null;
   services: ServiceStatus[];
+  /** The Redis Cluster as its first answering node sees it (CLUSTER INFO); null when none answers; absent without one. */
+  redisCluster?: RedisClusterState | null;
+}
+
+export interface RedisClusterState {
+  /** `ok` when every slot is served. */
+  state: string;
+  slotsAssigned: number;
+  knownNodes: number;
+  /** Nodes that serve slots. */
+  primaries: number;
 }

@@ -55,7 +55,14 @@ export async function startWorkerProcess(env: Readonly<Record<string, string>>, 
   const timeout = sleep(20_000).then(() => {
     throw new Error(`worker did not start within 20 s: ${stderr}`);
   });
-  const name = await Promise.race([started, timeout]);
+  let name: string;
+  try {
+    name = await Promise.race([started, timeout]);
+  } catch (err) {
+    // A worker that starts after the test gave up would consume the next test's jobs, and keep this test process alive.
+    child.kill('SIGKILL');
+    throw err;
+  }
   return { child, pid: child.pid!, name, logs, exited };
 }
 

@@ -104,3 +104,24 @@ describe('Config: the test-only fault', () => {
     assert.deepEqual(seen, [false, false, false, false, true, false], 'other points and kinds do not count');
   });
 });
+
+describe('Config: one Redis or a Redis Cluster', () => {
+  const { SHARDQL_REDIS: _single, ...noRedis } = BASE;
+  const cases: { name: string; env: Record<string, string>; want: unknown }[] = [
+    { name: 'SHARDQL_REDIS: one server', env: { SHARDQL_REDIS: 'redis:6379' }, want: { host: 'redis', port: 6379 } },
+    { name: 'SHARDQL_REDIS_CLUSTER: host:port list', env: { SHARDQL_REDIS_CLUSTER: 'a:7000,b:7001, c:7002' }, want: { cluster: [{ host: 'a', port: 7000 }, { host: 'b', port: 7001 }, { host: 'c', port: 7002 }] } },
+    { name: 'SHARDQL_REDIS_CLUSTER: URL list', env: { SHARDQL_REDIS_CLUSTER: 'redis://10.0.0.1:6379,redis://10.0.0.2:6379/' }, want: { cluster: [{ host: '10.0.0.1', port: 6379 }, { host: '10.0.0.2', port: 6379 }] } },
+    { name: 'an empty SHARDQL_REDIS counts as unset', env: { SHARDQL_REDIS: '', SHARDQL_REDIS_CLUSTER: 'a:7000' }, want: { cluster: [{ host: 'a', port: 7000 }] } },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(loadConfig({ ...noRedis, ...c.env }).redis, c.want));
+
+  const refused: { name: string; env: Record<string, string>; message: RegExp }[] = [
+    { name: 'both set', env: { SHARDQL_REDIS: 'redis:6379', SHARDQL_REDIS_CLUSTER: 'a:7000' }, message: /both set; set one/ },
+    { name: 'neither set, and no local stack', env: {}, message: /SHARDQL_REDIS \(or SHARDQL_REDIS_CLUSTER\) is not set/ },
+    { name: 'a node without a port', env: { SHARDQL_REDIS_CLUSTER: 'a:7000,b' }, message: /host:port,host:port,… \(or redis:\/\/host:port,…\), got "b" in "a:7000,b"/ },
+    { name: 'an empty item', env: { SHARDQL_REDIS_CLUSTER: 'a:7000,' }, message: /got "" in/ },
+    { name: 'port 0', env: { SHARDQL_REDIS_CLUSTER: 'a:0' }, message: /got "a:0"/ },
+    { name: 'a URL with credentials (not supported)', env: { SHARDQL_REDIS_CLUSTER: 'redis://u:p@a:7000' }, message: /got "redis:\/\/u:p@a:7000"/ },
+  ];
+  for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+});

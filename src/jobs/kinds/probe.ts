@@ -9,7 +9,7 @@
  *   <ns>:release:<tag>  set by the test: a holding probe finishes
  *   <ns>:effects        tags of finished probes, in finishing order
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis/redisClient.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { boolField, defineJob, intField, JobInterrupted, objectOf, stringField, type JobKind } from '../jobKind.ts';
 import type { QueueName } from '../queues.ts';
@@ -30,7 +30,7 @@ export const probeKeys = (ns: string) => ({
   effects: `${ns}:effects`,
 });
 
-function probe(queue: QueueName, redis: Redis, ns: string): JobKind<ProbePayload> {
+function probe(queue: QueueName, redis: RedisClient, ns: string): JobKind<ProbePayload> {
   const keys = probeKeys(ns);
   return defineJob<ProbePayload>({
     queue,
@@ -61,6 +61,6 @@ function probe(queue: QueueName, redis: Redis, ns: string): JobKind<ProbePayload
 }
 
 /** `probe.feed` and `probe.sweeps`, writing under `ns` through `redis`. */
-export function probeKinds(redis: Redis, ns: string) {
+export function probeKinds(redis: RedisClient, ns: string) {
   return { 'probe.feed': probe('feed', redis, ns), 'probe.sweeps': probe('sweeps', redis, ns) } as const;
 }
