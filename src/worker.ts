@@ -18,6 +18,7 @@ import { JOB_KINDS } from './jobs/registry.ts';
 import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
 import { createStorage } from './storage/index.ts';
+import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
 import { TopologyWatcher } from './topology/topologyWatcher.ts';
 
@@ -51,7 +52,8 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   presence.start(watcher.revision());
 
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
-  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 });
+  const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0, feedSize: feedOptions.size });
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
@@ -79,6 +81,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     storage,
     topology: () => current,
     jobs,
+    feeds: new FeedWrites(storage, layers.feeds, feedOptions),
     log,
   });
   await workers.start();
