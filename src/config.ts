@@ -203,6 +203,8 @@ export interface WorkerConfig {
   readonly reconcileEveryMs: number;
   /** SHARDQL_WORKER_TEST_JOBS=1 registers the probe jobs the queue's tests use. Never in production. */
   readonly testJobs: boolean;
+  /** Followers a fan-out reads (and feeds it appends to) per page. SHARDQL_FEED_FANOUT_PAGE, default 1000. */
+  readonly fanoutPage: number;
 }
 
 export function loadWorkerConfig(env: Env): WorkerConfig {
@@ -232,5 +234,6 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     repairEveryMs: int('SHARDQL_REPAIR_EVERY_MS', 10_000, 0),
     reconcileEveryMs: int('SHARDQL_RECONCILE_EVERY_MS', 6 * 3600_000, 0),
     testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
+    fanoutPage: int('SHARDQL_FEED_FANOUT_PAGE', 1000, 1),
   };
 }

@@ -5,6 +5,7 @@
  * a gateway's), the job queue, the sweep schedules, and the workers. Gateways and workers share
  * nothing but Redis, MySQL and etcd: either scales on its own.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import type { GatewayConfig, WorkerConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
@@ -27,6 +28,10 @@ export interface RunningWorker {
   readonly name: string;
   /** Finish or return running jobs (up to the configured grace), then close every client. */
   stop(): Promise<void>;
+}
+
+async function holdWhile(redis: { exists(key: string): Promise<number> }, key: string): Promise<void> {
+  while ((await redis.exists(key)) === 1) await sleep(20);
 }
 
 export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
@@ -81,7 +86,11 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     storage,
     topology: () => current,
     jobs,
-    feeds: new FeedWrites(storage, layers.feeds, feedOptions),
+    feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
+      pageSize: workerConfig.fanoutPage,
+      // Test jobs only: a fan-out waits between pages while the test holds it (to kill its worker midway).
+      ...(workerConfig.testJobs ? { beforePage: () => holdWhile(redis, `${prefix}:probe:hold-fanout`) } : {}),
+    }),
     log,
   });
   await workers.start();

@@ -83,15 +83,26 @@ export interface FanoutReport {
   readonly gone: boolean;
 }
 
+export interface FanoutTuning {
+  /** Followers per page (and feeds per batch of appends). Default FANOUT_PAGE. */
+  readonly pageSize?: number;
+  /** Awaited before each page of followers but the first (tests hold a fan-out midway with it). */
+  readonly beforePage?: () => Promise<void>;
+}
+
 export class FeedWrites {
   readonly #storage: Storage;
   readonly #feeds: RedisFeeds;
   readonly #opts: FeedOptions;
+  readonly #pageSize: number;
+  readonly #beforePage: (() => Promise<void>) | undefined;
 
-  constructor(storage: Storage, feeds: RedisFeeds, opts: FeedOptions) {
+  constructor(storage: Storage, feeds: RedisFeeds, opts: FeedOptions, tuning: FanoutTuning = {}) {
     this.#storage = storage;
     this.#feeds = feeds;
     this.#opts = opts;
+    this.#pageSize = tuning.pageSize ?? FANOUT_PAGE;
+    this.#beforePage = tuning.beforePage;
   }
 
   /**
@@ -192,9 +203,10 @@ export class FeedWrites {
         continue;
       }
       let after: string | null = null;
-      for (;;) {
+      for (let n = 0; ; n++) {
+        if (n > 0) await this.#beforePage?.();
         checkpoint();
-        const [page] = await this.#storage.mappings.pages([{ table, from: source, first: FANOUT_PAGE, after }], ctx);
+        const [page] = await this.#storage.mappings.pages([{ table, from: source, first: this.#pageSize, after }], ctx);
         if (page!.edges.length > 0) await each(page!.edges.map((e) => e.to));
         if (!page!.hasNextPage || page!.endCursor === null) break;
         after = page!.endCursor;
