@@ -37,9 +37,10 @@ import { CacheProbe } from './caches.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
 import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
-import { firstDifference, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
+import { firstDifference, formatFanout, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
+import { runFanout, type FanoutResult } from './fanout.ts';
 import { flatSystem, floorSystem, gatewaySystem, recordFloor, tokenCache, type System, type SystemKey } from './systems.ts';
 
 const { values: args } = parseArgs({
@@ -209,7 +210,8 @@ async function main(): Promise<void> {
     if (page100.size > 0) log(`walked 99 pages of ${page100.size} big boards for the page-100 cursors`);
 
     const scenarios = buildScenarios({ info, page100, connections }).filter((s) => !wanted || wanted.has(s.key));
-    if (scenarios.length === 0) throw new Error(`--scenarios matched nothing`);
+    const fanoutWanted = !wanted || wanted.has('fan-out');
+    if (scenarios.length === 0 && !fanoutWanted) throw new Error(`--scenarios matched nothing`);
 
     const schema = baselineSchema();
     if (wantSystems.has('n+1')) systems.push(await gatewaySystem('n+1', config, log, gatewayOpts));
@@ -325,6 +327,24 @@ async function main(): Promise<void> {
       results.push({ key: s.key, title: s.title, phases, consistency, ...(profile ? { profile } : {}) });
     }
 
+    // fan-out: createPin → the pin in every follower's stored feed, through a real worker process.
+    let fanout: FanoutResult | undefined;
+    if (fanoutWanted) {
+      log('scenario fan-out: createPin until the pin is in all followers’ stored feeds; the queue’s insertions per second');
+      fanout = await runFanout({
+        stack: stack.info,
+        stackDir,
+        topologyKey: slot.topologyKey,
+        send: async (query, variables, viewer) => (await send(ours.url, { query, variables, ...(viewer ? { viewer } : {}) })).body as never,
+        pinner: info.specials.mutationUsers.at(-1)!,
+        followSource: info.specials.feed1kUsers[0]!,
+        followers: 1000,
+        pins: quick ? 5 : 30,
+        burst: quick ? 5 : 20,
+        log,
+      });
+    }
+
     const report: BenchReport = {
       tool: 'shardql-bench',
       date,
@@ -351,6 +371,7 @@ async function main(): Promise<void> {
       dataset: { slot: info.slot, reused, users: info.params.users, seed: info.params.seed, summary: info.summary, loadedAt: info.loadedAt, load: info.load ?? null },
       systems: Object.fromEntries(systems.map((s) => [s.key, s.title])),
       scenarios: results,
+      ...(fanout ? { fanout } : {}),
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
         `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too). The MariaDB buffer pools are never restarted`,
@@ -370,7 +391,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
     process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
     process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up; ${connections} connections; ratios are ours ÷ baseline\n`);
-    process.stdout.write(`${table}\n\ntotal ${report.totalSeconds} s\n`);
+    process.stdout.write(`${table}\n${fanout ? `\n${formatFanout(fanout)}\n` : ''}\ntotal ${report.totalSeconds} s\n`);
 
     const resultsDir = join(ROOT, 'bench/results');
     mkdirSync(resultsDir, { recursive: true });

@@ -1,4 +1,5 @@
 /** The benchmark report: its JSON shape and the terminal table. */
+import type { FanoutResult } from './fanout.ts';
 import type { ProfileSummary, Share } from './profile.ts';
 import type { SystemKey } from './systems.ts';
 
@@ -49,6 +50,8 @@ export interface BenchReport {
   readonly dataset: Record<string, unknown>;
   readonly systems: Partial<Record<SystemKey, string>>;
   readonly scenarios: ScenarioResult[];
+  /** The fan-out scenario (ours only: a new pin into its followers' stored feeds through a worker). */
+  readonly fanout?: FanoutResult;
   readonly notes: string[];
   readonly totalSeconds: number;
 }
@@ -77,6 +80,13 @@ function profileLines(p: ProfileSummary): string[] {
 }
 
 /** The table printed at the end of a run. */
+export function formatFanout(f: FanoutResult): string {
+  return [
+    `fan-out (ours, one worker ${f.workerConcurrency}): createPin → in all ${f.followers} followers' stored feeds: p50 ${f.latencyMs.p50.toFixed(0)} ms, p99 ${f.latencyMs.p99.toFixed(0)} ms (${f.latencyMs.samples} pins one after another)`,
+    `  burst of ${f.burst.pins} pins: ${f.burst.insertions} feed insertions in ${f.burst.seconds.toFixed(2)} s = ${f.burst.insertionsPerSecond.toFixed(0)} insertions/s (workers counted ${f.burst.countedInsertions})`,
+  ].join('\n');
+}
+
 export function formatTable(report: BenchReport): string {
   const out: string[] = [];
   const header = ['phase', 'system', 'req/s', 'p50 ms', 'p99 ms', 'SQL rt/req', 'cache rt/req', 'hit obj/list', 'ours÷it req/s', 'ours÷it p50', 'errors'];

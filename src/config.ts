@@ -72,6 +72,12 @@ export interface GatewayConfig {
    * without the explicit test switch).
    */
   readonly testFault?: TestFault;
+  /**
+   * Stored home feeds: most pins one keeps (SHARDQL_FEED_SIZE, default 1000) and the follower count
+   * above which a pinner or board is merged at read time instead of fanned out
+   * (SHARDQL_FEED_FANOUT_MAX_FOLLOWERS, default 10000).
+   */
+  readonly feed?: { readonly size?: number; readonly fanoutMaxFollowers?: number };
 }
 
 export class ConfigError extends Error {
@@ -216,7 +222,8 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayCo
  * SHARDQL_MAX_COST, SHARDQL_MAX_ROUND_TRIPS, SHARDQL_RATE_LIMIT ("600/60s" per viewer; also per
  * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
  * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
- * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache).
+ * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache), SHARDQL_FEED_SIZE,
+ * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS.
  */
 function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayConfig> {
   const int = (name: string, min: number): number | undefined => {
@@ -253,6 +260,11 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     batchedRequests: flag('SHARDQL_BATCHING'),
     nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
   };
+  const size = int('SHARDQL_FEED_SIZE', 1);
+  const fanoutMaxFollowers = int('SHARDQL_FEED_FANOUT_MAX_FOLLOWERS', 0);
+  if (size !== undefined || fanoutMaxFollowers !== undefined) {
+    out.feed = { ...(size !== undefined ? { size } : {}), ...(fanoutMaxFollowers !== undefined ? { fanoutMaxFollowers } : {}) };
+  }
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Partial<GatewayConfig>;
 }
 
@@ -280,6 +292,8 @@ export interface WorkerConfig {
   readonly eventSweepEveryMs: number;
   /** SHARDQL_WORKER_TEST_JOBS=1 registers the probe jobs the queue's tests use. Never in production. */
   readonly testJobs: boolean;
+  /** Followers a fan-out reads (and feeds it appends to) per page. SHARDQL_FEED_FANOUT_PAGE, default 1000. */
+  readonly fanoutPage: number;
 }
 
 export function loadWorkerConfig(env: Env): WorkerConfig {
@@ -310,5 +324,6 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     reconcileEveryMs: int('SHARDQL_RECONCILE_EVERY_MS', 6 * 3600_000, 0),
     eventSweepEveryMs: int('SHARDQL_EVENT_SWEEP_EVERY_MS', 3600_000, 0),
     testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
+    fanoutPage: int('SHARDQL_FEED_FANOUT_PAGE', 1000, 1),
   };
 }

@@ -26,6 +26,13 @@ export class GatewayMetrics {
   readonly #queueLag = new Gauge({ name: 'shardql_queue_lag_seconds', help: 'How long the oldest waiting job of a queue has been due (0: none waits)', labelNames: ['queue'], registers: [this.registry] });
   readonly #queueStatsErrors = new Counter({ name: 'shardql_queue_stats_errors_total', help: 'Scrapes whose queue gauges could not be read (Redis slow or down: the gauges are left out)', registers: [this.registry] });
 
+  readonly #feedWork = new Gauge({
+    name: 'shardql_feed_work_total',
+    help: 'Work done on stored home feeds by every worker since Redis last started empty: fanouts, insertions (a pin added to a feed), feedsAbsent (a follower without a stored feed: left absent), bigSources (sources merged at read time instead), retracts, cleans, removals',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -42,6 +49,12 @@ export class GatewayMetrics {
       for (const state of ['waiting', 'active', 'delayed', 'failed'] as const) this.#queueJobs.set({ queue: s.queue, state }, s[state]);
       this.#queueLag.set({ queue: s.queue }, (s.lagMs ?? 0) / 1000);
     }
+  }
+
+  /** The feed work counters (kept in Redis by the workers); null: Redis did not answer, no series. */
+  recordFeedWork(work: Readonly<Record<string, number>> | null): void {
+    this.#feedWork.reset();
+    if (work) for (const [kind, n] of Object.entries(work)) this.#feedWork.set({ kind }, n);
   }
 
   recordRequest(seconds: number, failed: boolean, sql: SqlStats, cache: CacheStats): void {

@@ -4,7 +4,7 @@ import { CacheStats } from './cache/cacheStats.ts';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { jobsRedis } from './jobs/connection.ts';
-import { JobQueue, statsForScrapes } from './jobs/jobQueue.ts';
+import { JobQueue, statsForScrapes, statsForScrapesOf } from './jobs/jobQueue.ts';
 import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
@@ -19,6 +19,8 @@ import type { GatewayContext } from './graphql/context.ts';
 import { createHandler } from './http/handler.ts';
 import { loadManifest } from './http/trustedDocuments.ts';
 import { createLoaders } from './loaders/loaders.ts';
+import { HomeFeeds } from './loaders/feed.ts';
+import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
 import { jsonLogger, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
 import { ProductWrites } from './services/writes.ts';
@@ -116,7 +118,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
   const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;
   const nearEntries = config.nearCacheEntries ?? 200_000;
-  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, timeoutMs: cacheTimeoutMs, nearEntries });
+  const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, timeoutMs: cacheTimeoutMs, nearEntries, feedSize: feedOptions.size });
   if (!layers.redisReachable) log('redis_unavailable', {});
   const redis = layers.redis;
   const metrics = new GatewayMetrics();
@@ -138,12 +141,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   metrics.topologyRevision.set(Number(watcher.revision()));
   // Tests only (config refuses it elsewhere): this process kills itself at one step of one write.
   if (config.testFault) log('test_fault_armed', { ...config.testFault });
-  const writes = new ProductWrites({ storage, topology: () => current, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
-  // The job queue: services enqueue through it (its `BackgroundJobs` port; the feed fan-out will be
-  // the first writer to), and /metrics reads its depth and lag. Workers are other processes.
+  // The job queue: services enqueue through it (its `BackgroundJobs` port: feed fan-outs and
+  // removals), and /metrics reads its depth and lag. Workers are other processes.
   const jobsClient = jobsRedis(config.redis, 'producer');
   const jobs = new JobQueue({ redis: jobsClient, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
   const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
+  const feedWork = statsForScrapesOf(() => layers.feeds.work(), { maxAgeMs: 1000, timeoutMs: 250 });
+  const writes = new ProductWrites({ storage, topology: () => current, jobs, log, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
+  // Stored feeds need the Redis layer; without caching every home feed read merges from MySQL.
+  const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
 
@@ -167,6 +173,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       viewerId,
       loaders: createLoaders(storage, op, { batch: opts.batching ?? true }),
       writes,
+      homeFeeds,
       op,
       topology: current,
       idempotencyKey,
@@ -227,7 +234,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     metrics: async () => {
       metrics.topologyRevision.set(Number(watcher.revision()));
       metrics.topologyAge.set(watcher.ageMs() / 1000);
-      metrics.recordQueues(await queueStats());
+      const [queues, work] = await Promise.all([queueStats(), feedWork()]);
+      metrics.recordQueues(queues);
+      metrics.recordFeedWork(work);
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
     log,

@@ -5,6 +5,7 @@
  * a gateway's), the job queue, the sweep schedules, and the workers. Gateways and workers share
  * nothing but Redis, MySQL and etcd: either scales on its own.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import type { GatewayConfig, WorkerConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
@@ -18,6 +19,7 @@ import { JOB_KINDS } from './jobs/registry.ts';
 import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
 import { createStorage } from './storage/index.ts';
+import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
 import { TopologyWatcher } from './topology/topologyWatcher.ts';
 
@@ -26,6 +28,10 @@ export interface RunningWorker {
   readonly name: string;
   /** Finish or return running jobs (up to the configured grace), then close every client. */
   stop(): Promise<void>;
+}
+
+async function holdWhile(redis: { exists(key: string): Promise<number> }, key: string): Promise<void> {
+  while ((await redis.exists(key)) === 1) await sleep(20);
 }
 
 export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
@@ -51,7 +57,8 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   presence.start(watcher.revision());
 
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
-  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 });
+  const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0, feedSize: feedOptions.size });
   const storage = createStorage({
     topology: () => current,
     credentials: config.mysql,
@@ -84,6 +91,11 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     storage,
     topology: () => current,
     jobs,
+    feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
+      pageSize: workerConfig.fanoutPage,
+      // Test jobs only: a fan-out waits between pages while the test holds it (to kill its worker midway).
+      ...(workerConfig.testJobs ? { beforePage: () => holdWhile(redis, `${prefix}:probe:hold-fanout`) } : {}),
+    }),
     log,
   });
   await workers.start();

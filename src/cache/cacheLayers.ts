@@ -3,6 +3,7 @@ import { createRedisClient, type RedisClient, type RedisTarget } from '../redis/
 import { InvalidationLog } from './invalidationLog.ts';
 import { MemcachedObjects } from './memcachedObjects.ts';
 import { RedisLists } from './redisLists.ts';
+import { RedisFeeds } from './redisFeeds.ts';
 
 export interface CacheLayersOptions {
   /** One Redis, or a Redis Cluster. */
@@ -13,6 +14,8 @@ export interface CacheLayersOptions {
   readonly timeoutMs?: number;
   /** Keys of the in-process cache (L1); 0: none, but writes still append to the invalidation log. Default 200000. */
   readonly nearEntries?: number;
+  /** Most pins a stored home feed keeps. Default 1000. */
+  readonly feedSize?: number;
 }
 
 /** The caches of one process, ready for createStorage({ cache }), and their clients. */
@@ -22,6 +25,8 @@ export interface CacheLayers {
   readonly objects: MemcachedObjects;
   readonly lists: RedisLists;
   readonly near: InvalidationLog;
+  /** Stored home feeds. */
+  readonly feeds: RedisFeeds;
   /**
    * One pass of the sweep (any gateway, in the background): invalidates in memcached and Redis the
    * keys writers recorded as not invalidated there, then forgets the records. Returns how many;
@@ -70,12 +75,14 @@ export async function createCacheLayers(opts: CacheLayersOptions): Promise<Cache
       if (k.lists.length > 0) lists.invalidateBeforeNextRead(k.lists);
     },
   });
+  const feeds = new RedisFeeds({ redis, timeoutMs, ...(opts.feedSize !== undefined ? { cap: opts.feedSize } : {}) });
   return {
     redis,
     redisReachable,
     objects,
     lists,
     near,
+    feeds,
     sweepUnshared: () =>
       near.sweepUnshared(async (keys) => {
         const k = byLayer(keys);

@@ -1,5 +1,6 @@
 import type { Topology } from '../core/topology.ts';
 import type { Loaders } from '../loaders/loaders.ts';
+import type { HomeFeeds } from '../loaders/feed.ts';
 import type { ProductWrites } from '../services/writes.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { SqlStats } from '../storage/sqlStats.ts';
@@ -10,6 +11,8 @@ export interface GatewayContext {
   readonly viewerId: bigint | undefined;
   readonly loaders: Loaders;
   readonly writes: ProductWrites;
+  /** The home feed (stored feeds, builds, read-time merges). */
+  readonly homeFeeds: HomeFeeds;
   readonly op: OpContext & { readonly stats: SqlStats; readonly cache: CacheStats };
   readonly topology: Topology;
   /** The request's Idempotency-Key header, if any (already checked). */

@@ -19,7 +19,7 @@ import {
 } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
 import { checkPageSize } from '../core/validate.ts';
-import { FEED_MAX_SOURCES } from '../loaders/feed.ts';
+import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
 
 /**
  * What an operation may cost before it runs, from its physical plan: every list field reads a
@@ -55,11 +55,15 @@ export interface CostBudget {
 export const DEFAULT_COST_BUDGET: CostBudget = { rows: 50_000, roundTrips: 500 };
 
 /**
- * Sources the home feed is charged for. Its real fan-out is the viewer's follows (up to
- * 2 × FEED_MAX_SOURCES), which no one knows before reading them; the follow lists themselves are
- * charged in full.
+ * Sources a home feed read merges beside its stored feed, as charged: the big ones (not fanned out)
+ * and those followed since the feed was built (at most MAX_RECENT_FOLLOWS, beyond which the feed is
+ * built again). A read is charged the stored path: the follow lists (a page of each), the follower
+ * count of every source on them, the stored page, these sources' pages, then the window's pins and
+ * their pinners and boards. Not charged, because nothing before the read can tell: a build (a
+ * missing feed), or a page beyond the stored window (past the newest SHARDQL_FEED_SIZE pins), which
+ * merge a page of every followed source, and follow lists longer than one page.
  */
-export const FEED_COST_SOURCES = 100;
+export const FEED_COST_SOURCES = MAX_RECENT_FOLLOWS;
 /** Rows a mutation writes besides what its selection reads: object, edges both ways, counts, intents. */
 export const WRITE_ROWS = 10;
 /** Round trips a mutation takes besides its selection: lookups, locks, both halves of an edge. */
@@ -150,9 +154,10 @@ export function estimateCost(input: EstimateInput): CostEstimate {
     if (isConnection(type)) {
       const first = args.__unreadable ? 100 : checkPageSize(args.first as number | null | undefined);
       if (name === 'homeFeed') {
-        // Both follow lists, then a page of every source, then the merged window's pins.
-        rows += mult * (2 * (FEED_MAX_SOURCES + 1) + FEED_COST_SOURCES * (first + 1) + first);
-        levels.add(`${level}:lists`).add(`${level}:feed-sources`).add(`${level}:feed-pins`);
+        // Both follow lists; the follower count of every source; the stored page and the sources
+        // merged beside it; the window's pins; their pinners and boards (see FEED_COST_SOURCES).
+        rows += mult * (2 * (FEED_MAX_SOURCES + 1) + 2 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * (first + 1) + 3 * first);
+        levels.add(`${level}:lists`).add(`${level}:feed-counts`).add(`${level}:feed-sources`).add(`${level}:feed-pins`).add(`${level}:feed-refs`);
       } else {
         rows += mult * (first + 1 + first);
         levels.add(`${level}:lists`).add(`${level}:page-objects`);

@@ -3,7 +3,6 @@ import { ShardqlError } from '../core/errors.ts';
 import { formatId, parseId } from '../core/ids.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import { checkPageSize, checkUsername } from '../core/validate.ts';
-import { homeFeed } from '../loaders/feed.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
 import type { Learned } from '../services/writeExecutor.ts';
 import type { WriteOpts } from '../services/writes.ts';
@@ -108,7 +107,7 @@ export const resolvers = {
     board: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'board'), 'board'),
     pin: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'pin'), 'pin'),
     homeFeed: async (_: unknown, args: Args, ctx: GatewayContext) => {
-      const page = await homeFeed(ctx.loaders, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
+      const page = await ctx.homeFeeds.page(ctx.loaders, ctx.op, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
       return { edges: page.edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
     },
   },

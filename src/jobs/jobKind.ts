@@ -6,6 +6,7 @@
  */
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
+import type { FeedWrites } from '../services/feeds.ts';
 import type { Storage } from '../storage/index.ts';
 import type { QueueName } from './queues.ts';
 
@@ -19,6 +20,8 @@ export interface JobContext {
   topology(): Topology;
   /** To enqueue follow-up jobs (e.g. a sweep's chunks). */
   readonly jobs: BackgroundJobs;
+  /** The stored home feeds (undefined: this worker has none configured). */
+  readonly feeds: FeedWrites | undefined;
   readonly log: (event: string, fields?: Record<string, unknown>) => void;
   /**
    * Aborted when the worker is asked to stop (SIGTERM). A long handler checks it at safe points

@@ -134,13 +134,18 @@ function dueAt(job: Job): number {
  * scrape never waits on a slow Redis.
  */
 export function statsForScrapes(queue: JobQueue<JobRegistry>, opts: { readonly maxAgeMs: number; readonly timeoutMs: number; readonly now?: () => number }): () => Promise<QueueStats[] | null> {
+  return statsForScrapesOf(() => queue.stats(), opts);
+}
+
+/** As statsForScrapes, for any read (e.g. the feed work counters). */
+export function statsForScrapesOf<T>(read: () => Promise<T>, opts: { readonly maxAgeMs: number; readonly timeoutMs: number; readonly now?: () => number }): () => Promise<T | null> {
   const now = opts.now ?? Date.now;
-  let last: { at: number; value: Promise<QueueStats[] | null> } | undefined;
+  let last: { at: number; value: Promise<T | null> } | undefined;
   return () => {
     if (last && now() - last.at < opts.maxAgeMs) return last.value;
-    const value = new Promise<QueueStats[] | null>((resolve) => {
+    const value = new Promise<T | null>((resolve) => {
       const timer = setTimeout(() => resolve(null), opts.timeoutMs);
-      queue.stats().then(
+      read().then(
         (s) => (clearTimeout(timer), resolve(s)),
         () => (clearTimeout(timer), resolve(null)),
       );

@@ -18,6 +18,7 @@ import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../redis/redisClient.ts';
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
+import type { FeedWrites } from '../services/feeds.ts';
 import type { Storage } from '../storage/index.ts';
 import { JobInterrupted, type JobContext, type JobRegistry, type JsonObject } from './jobKind.ts';
 import { QUEUES, queuePrefix, type QueueName } from './queues.ts';
@@ -38,6 +39,8 @@ export interface JobWorkersOptions {
   readonly storage: Storage;
   topology(): Topology;
   readonly jobs: BackgroundJobs;
+  /** The stored home feeds the feed jobs write. */
+  readonly feeds?: FeedWrites | undefined;
   readonly log: (event: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -98,6 +101,7 @@ export class JobWorkers {
       storage: this.#opts.storage,
       topology: this.#opts.topology,
       jobs: this.#opts.jobs,
+      feeds: this.#opts.feeds,
       log: (event, fields) => this.#opts.log(event, { kind: job.name, id: job.id, ...fields }),
       signal: this.#stopping.signal,
       jobId: job.id ?? '',

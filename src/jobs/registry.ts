@@ -1,15 +1,19 @@
 /**
  * Every kind of background job: name → queue, payload codec, handler. A new kind is one entry.
  *
- * Job names are `<area>.<what>`. The feed fan-out kinds (issue 12: `feed.fanout` — add a pin to
- * its followers' stored feeds — and the removals) go here, on the `feed` queue, which workers
- * already serve first (src/jobs/queues.ts); the gateway enqueues them through the
- * `BackgroundJobs` port its services get (src/services/backgroundJobs.ts).
+ * Job names are `<area>.<what>`. The feed kinds (`feed.fanout` — add a pin to its followers'
+ * stored feeds — and the removals) run on the `feed` queue, which workers serve first
+ * (src/jobs/queues.ts); the gateway enqueues them through the `BackgroundJobs` port its services
+ * get (src/services/backgroundJobs.ts).
  */
 import type { PayloadOf } from './jobKind.ts';
+import { feedClean, feedFanout, feedRetract } from './kinds/feed.ts';
 import { eventSweep, eventSweepShards, reconcileShards, reconcileSweep, repairPass } from './kinds/sweeps.ts';
 
 export const JOB_KINDS = {
+  'feed.fanout': feedFanout,
+  'feed.retract': feedRetract,
+  'feed.clean': feedClean,
   'sweep.repair': repairPass,
   'sweep.reconcile': reconcileSweep,
   'sweep.reconcile-shards': reconcileShards,

@@ -7,6 +7,8 @@ import { LIMITS, checkEmail, checkText, checkUrl, checkUsername } from '../core/
 import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import type { JobName, JobPayloads } from '../jobs/registry.ts';
+import type { BackgroundJobs } from './backgroundJobs.ts';
 import { deleteInTx } from './cascade.ts';
 import { createUser } from './users.ts';
 import { WriteExecutor, appendEventStep, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';
@@ -21,6 +23,14 @@ export interface WritesDeps {
   readonly random?: () => number;
   /** Fault injection at step boundaries (tests only). */
   readonly faults?: FaultHook;
+  /**
+   * The job queue, for the work a write hands to background workers: a new pin's fan-out to its
+   * followers' stored feeds, a deleted pin's removal from them, an unfollow's cleaning. Absent:
+   * none is enqueued (stored feeds then rely on readers' filtering and rebuilds).
+   */
+  readonly jobs?: BackgroundJobs;
+  /** Where a failed enqueue is reported (the write itself stands). */
+  readonly log?: (event: string, fields?: Record<string, unknown>) => void;
 }
 
 /** Options of one mutation call. */
@@ -71,6 +81,27 @@ export class ProductWrites {
 
   #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
     return this.#exec.run(plan, this.#idempotency(viewer, opts), ctx);
+  }
+
+  /**
+   * Hands follow-up work to the background workers, after the write committed. A failure to
+   * enqueue does not fail the write: it is logged, and readers' filtering keeps feeds right (a
+   * fan-out lost this way leaves the pin out of stored feeds until they are rebuilt).
+   */
+  async #enqueue<K extends JobName>(job: K, payload: JobPayloads[K]): Promise<void> {
+    if (!this.#deps.jobs) return;
+    try {
+      await this.#deps.jobs.enqueue(job, payload);
+    } catch (err) {
+      this.#deps.log?.('job_enqueue_failed', { kind: job, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** A new pin (or repin) into its audience's stored feeds. */
+  #fanOut(pin: StoredObject): Promise<void> {
+    const { pinner, board } = pin.refs;
+    if (pinner === undefined || board === undefined) return Promise.resolve();
+    return this.#enqueue('feed.fanout', { pin: pin.id, pinner, board, time: pin.createdAt });
   }
 
   #idempotency(viewer: bigint, opts: WriteOpts): IdempotencyOptions | undefined {
@@ -153,7 +184,7 @@ export class ProductWrites {
       { objects: this.#s.objects, lookups: this.#s.lookups, topology: this.#deps.topology, ...(this.#deps.random ? { random: this.#deps.random } : {}) },
       { username, email: email ?? undefined, data },
       ctx,
-    );
+   );
   }
 
   async updateViewer(viewer: bigint | undefined, input: { displayName?: string | null; about?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
@@ -230,7 +261,7 @@ export class ProductWrites {
         return applyPatch(cur.data, patch);
       },
       ctx,
-    );
+   );
   }
 
   /** Deletes a board and, as deleting each pin does, every pin on it; its follows go both ways (cascade.ts). */
@@ -284,7 +315,9 @@ export class ProductWrites {
       result: await this.#savePin(w, me.id, boardId, fields),
       steps: [],
     }));
-    return this.#run(plan, me.id, opts, ctx);
+    const pin = await this.#run(plan, me.id, opts, ctx);
+    await this.#fanOut(pin);
+    return pin;
   }
 
   async updatePin(
@@ -303,7 +336,7 @@ export class ProductWrites {
         return applyPatch(cur.data, patch);
       },
       ctx,
-    );
+   );
   }
 
   async deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<boolean> {
@@ -312,7 +345,10 @@ export class ProductWrites {
     if (!pin || pin.type !== 'pin') throw new ShardqlError('NOT_FOUND', `No pin with ID ${id}`);
     this.#own(pin, 'pinner', me.id, 'pin');
     // Its likes (both sides), comments and repin edge go with it (cascade.ts).
-    return this.#run(this.#cascadePlan('deletePin', pin), me.id, opts, ctx);
+    const deleted = await this.#run(this.#cascadePlan('deletePin', pin), me.id, opts, ctx);
+    const { pinner, board } = pin.refs;
+    if (pinner !== undefined && board !== undefined) await this.#enqueue('feed.retract', { pin: pin.id, pinner, board });
+    return deleted;
   }
 
   /** A repin is a new pin on the viewer's board (the board's shard), then the original's repin edge. */
@@ -326,7 +362,10 @@ export class ProductWrites {
       const events = this.#events(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
       return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events] };
     });
-    return this.#run(plan, me.id, opts, ctx);
+    // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
+    const pin = await this.#run(plan, me.id, opts, ctx);
+    await this.#fanOut(pin);
+    return pin;
   }
 
   async movePin(viewer: bigint | undefined, boardId: bigint, pinId: bigint, afterPinId: bigint | null, ctx: OpContext = {}): Promise<StoredObject> {
@@ -416,7 +455,10 @@ export class ProductWrites {
       result: target,
       ...this.#objectRecord,
     };
-    return this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
+    const result = await this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
+    // Readers stop showing an unfollowed source's pins at once; this takes them out of the stored feed.
+    if (op === 'remove' && (mine === 'user_follows_users' || mine === 'user_follows_boards')) await this.#enqueue('feed.clean', { viewer: me.id });
+    return result;
   }
 
   likePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext = {}, opts: WriteOpts = {}): Promise<StoredObject> {

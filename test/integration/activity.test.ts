@@ -163,6 +163,7 @@ describe('Event sequences: the store', () => {
         storage,
         topology: () => env.topology,
         jobs: { enqueue: async () => ({ id: 'none' }) },
+        feeds: undefined,
         log: (event) => void logged.push(event),
         signal: new AbortController().signal,
         jobId: 'test',

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --quick`, once: the benchmark runs end to end on its own stack (.stack-bench,
  * never the tests' .stack) and its JSON report holds every scenario, with numbers for ours and
- * for every baseline, the ratios, and where ours spent its CPU in the warm run.
+ * for every baseline, the ratios, and where ours spent its CPU in the warm run; and the fan-out
+ * scenario's latency and throughput.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,6 +45,13 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     assert.ok(report.machine.nproc, 'machine info');
     assert.equal(report.config.warmupSeconds, 1);
     assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
+    // fan-out: every pin reached every follower's stored feed, timed; the workers counted each insertion.
+    const f = report.fanout;
+    assert.ok(f && f.followers > 0, `fan-out ran: ${JSON.stringify(f)}`);
+    assert.ok(f.latencyMs.samples === 5 && f.latencyMs.p50 > 0 && f.latencyMs.p99 >= f.latencyMs.p50, `fan-out latency ${JSON.stringify(f.latencyMs)}`);
+    assert.equal(f.burst.insertions, f.burst.pins * f.followers);
+    assert.equal(f.burst.countedInsertions, f.burst.insertions, 'the workers counted every insertion once');
+    assert.ok(f.burst.insertionsPerSecond > 0);
     for (const s of report.scenarios) {
       for (const phase of ['cold', 'warm'] as const) {
         const p = s.phases[phase];

@@ -57,10 +57,10 @@ describe('Cost: estimated from the physical plan', () => {
     assert.equal(cost(q, {}).rows, 1 + 21 + 20);
   });
 
-  test('the home feed is charged its follow lists in full and FEED_COST_SOURCES source pages', () => {
+  test('the home feed is charged its stored path: follow lists, follower counts, the stored page and FEED_COST_SOURCES pages, pins, pinners and boards', () => {
     const c = cost('{ homeFeed(first: 10) { edges { node { id } } } }');
-    assert.equal(c.rows, 2 * (FEED_MAX_SOURCES + 1) + FEED_COST_SOURCES * 11 + 10);
-    assert.equal(c.levels, 3);
+    assert.equal(c.rows, 2 * (FEED_MAX_SOURCES + 1) + 2 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * 11 + 3 * 10);
+    assert.equal(c.levels, 5);
   });
 
   test('mutations run one after another: each its own write and levels', () => {

@@ -1,0 +1,329 @@
+import type { RedisClient } from '../redis/redisClient.ts';
+import type { CacheStats } from './cacheStats.ts';
+import { withTimeout } from './withTimeout.ts';
+
+/**
+ * Materialized home feeds in Redis: one sorted set per viewer, `f:{<viewer>}`, of pin IDs scored
+ * by their time (ms), newest first on read; equal times order by ID (members are zero-padded to
+ * 19 digits, so Redis's byte order of members is numeric order). Every operation touches one key
+ * only (one viewer's feed), so each runs on a Redis Cluster as on one Redis.
+ *
+ * Besides pins, a feed holds a few members below score 0 that describe it:
+ *   score -1  `b:<ms>`           when its build began (the follows the build read are those before)
+ *   score -2  `h:<ms>:<id>`      its horizon: the feed is exact only ABOVE this position; older
+ *                                pins were never stored or were trimmed (readers merge them from
+ *                                MySQL). Absent: the feed holds every pin its sources had.
+ *   score -3  `w:<token>`        a build in progress (set by `mark`, removed by `commit`)
+ *
+ * The append rule of the seeds: `append` adds a pin only to a feed that exists; a missing feed is
+ * never half-filled, it is built whole on its next read. A build marks the key first (so appends
+ * that land while it reads MySQL are kept), then `commit` adds what it read to what was appended.
+ * Every add is ZADD NX: adding a pin twice is adding it once. A feed holds at most `cap` pins:
+ * each add trims the oldest and raises the horizon to the newest pin it trimmed.
+ */
+
+/** Pads an ID to 19 digits (every ID is below 2^62): members compare as numbers. */
+export function feedMember(id: bigint): string {
+  return id.toString().padStart(19, '0');
+}
+
+export const feedKey = (viewer: bigint): string => `f:{${viewer}}`;
+
+/** One hash of counters of the work done on feeds, by every worker. */
+export const FEED_WORK_KEY = 'shardql:feed:work';
+
+/** A position in a feed, newest first: time (ms) then pin ID, both descending. */
+export interface FeedPosition {
+  readonly time: number;
+  readonly id: bigint;
+}
+
+export interface FeedEntry extends FeedPosition {}
+
+/** Lua helpers every script shares: read the horizon, and trim to `cap` pins raising it. */
+const COMMON = `
+local key = KEYS[1]
+local function horizon()
+  local h = redis.call('ZRANGEBYSCORE', key, -2, -2)[1]
+  if not h then return nil end
+  local t, m = string.match(h, '^h:(%d+):(%d+)$')
+  return tonumber(t), m
+end
+local function below(score, member, hs, hm)
+  return hs ~= nil and (score < hs or (score == hs and member <= hm))
+end
+local function trim(cap)
+  local pins = redis.call('ZCOUNT', key, 0, '+inf')
+  if pins <= cap then return 0 end
+  local excess = pins - cap
+  local gone = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', excess - 1, 1)
+  local meta = redis.call('ZCOUNT', key, '-inf', '(0')
+  redis.call('ZREMRANGEBYRANK', key, meta, meta + excess - 1)
+  redis.call('ZREMRANGEBYSCORE', key, -2, -2)
+  redis.call('ZADD', key, -2, 'h:' .. gone[2] .. ':' .. gone[1])
+  return excess
+end
+`;
+
+/** ARGV: score, member, cap. 0: no feed; 1: added; 2: at or below the horizon (not stored); 3: already there. */
+const APPEND = `${COMMON}
+if redis.call('EXISTS', key) == 0 then return 0 end
+local score = tonumber(ARGV[1])
+local hs, hm = horizon()
+if below(score, ARGV[2], hs, hm) then return 2 end
+local added = redis.call('ZADD', key, 'NX', score, ARGV[2])
+trim(tonumber(ARGV[3]))
+if added == 1 then return 1 end
+return 3`;
+
+/** ARGV: now, token, ttl ms, replace ('1': drop what is there first). 1: marked; 0: a feed (or a build) is there. */
+const MARK = `
+local key = KEYS[1]
+if ARGV[4] == '1' then redis.call('DEL', key)
+elseif redis.call('EXISTS', key) == 1 then return 0 end
+redis.call('ZADD', key, -1, 'b:' .. ARGV[1], -3, 'w:' .. ARGV[2])
+redis.call('PEXPIRE', key, ARGV[3])
+return 1`;
+
+/**
+ * ARGV: token, cap, ttl ms, horizon ('' or '<ms>:<member>'), then score, member pairs. 1: stored
+ * (merged with what appends added meanwhile); 0: the mark is gone (expired, flushed, replaced).
+ */
+const COMMIT = `${COMMON}
+if not redis.call('ZSCORE', key, 'w:' .. ARGV[1]) then return 0 end
+redis.call('ZREM', key, 'w:' .. ARGV[1])
+local hs, hm = horizon()
+if ARGV[4] ~= '' then
+  local bt, bm = string.match(ARGV[4], '^(%d+):(%d+)$')
+  bt = tonumber(bt)
+  -- The higher of the build's horizon and one appends meanwhile may have set.
+  if hs == nil or not below(bt, bm, hs, hm) then
+    redis.call('ZREMRANGEBYSCORE', key, -2, -2)
+    redis.call('ZADD', key, -2, 'h:' .. ARGV[4])
+    hs, hm = bt, bm
+  end
+end
+local batch = {}
+for i = 5, #ARGV, 2 do
+  local score = tonumber(ARGV[i])
+  if not below(score, ARGV[i + 1], hs, hm) then
+    batch[#batch + 1] = ARGV[i]
+    batch[#batch + 1] = ARGV[i + 1]
+  end
+  if #batch >= 1000 then
+    redis.call('ZADD', key, 'NX', unpack(batch))
+    batch = {}
+  end
+end
+if #batch > 0 then redis.call('ZADD', key, 'NX', unpack(batch)) end
+-- Appends while building may have raised it: anything now at or below it goes.
+hs, hm = horizon()
+if hs ~= nil then
+  redis.call('ZREMRANGEBYSCORE', key, 0, '(' .. hs)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, hs, hs)) do
+    if m <= hm then redis.call('ZREM', key, m) end
+  end
+end
+trim(tonumber(ARGV[2]))
+redis.call('PEXPIRE', key, ARGV[3])
+return 1`;
+
+/**
+ * ARGV: after time ('' = from the newest), after member, n, ttl ms. Returns {0} (no feed),
+ * {2, built} (a build in progress), or {1, built, horizon, member, score, member, score, …}:
+ * up to n pins strictly after the position, newest first. A read keeps the feed alive (ttl).
+ */
+const READ = `
+local key = KEYS[1]
+if redis.call('EXISTS', key) == 0 then return {0} end
+local built, h, building = '', '', false
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, -3, -1)) do
+  local kind, rest = string.sub(m, 1, 1), string.sub(m, 3)
+  if kind == 'b' then built = rest elseif kind == 'h' then h = rest elseif kind == 'w' then building = true end
+end
+if building then return {2, built} end
+local n = tonumber(ARGV[3])
+local out = {1, built, h}
+if ARGV[1] == '' then
+  for _, v in ipairs(redis.call('ZREVRANGEBYSCORE', key, '+inf', 0, 'WITHSCORES', 'LIMIT', 0, n)) do out[#out + 1] = v end
+else
+  local same = redis.call('ZREVRANGEBYSCORE', key, ARGV[1], ARGV[1], 'WITHSCORES')
+  for i = 1, #same, 2 do
+    if #out - 3 >= 2 * n then break end
+    if same[i] < ARGV[2] then
+      out[#out + 1] = same[i]
+      out[#out + 1] = same[i + 1]
+    end
+  end
+  local left = n - (#out - 3) / 2
+  if left > 0 then
+    for _, v in ipairs(redis.call('ZREVRANGEBYSCORE', key, '(' .. ARGV[1], 0, 'WITHSCORES', 'LIMIT', 0, left)) do out[#out + 1] = v end
+  end
+end
+redis.call('PEXPIRE', key, ARGV[4])
+return out`;
+
+export interface RedisFeedsOptions {
+  readonly redis: RedisClient;
+  /** Most pins a feed keeps (the oldest are trimmed). Default 1000. */
+  readonly cap?: number;
+  /** How long a feed nobody reads lives, ms (each read renews it). Default 3 days. */
+  readonly ttlMs?: number;
+  /** How long a build's mark lives if its builder dies, ms. Default 30000. */
+  readonly buildTtlMs?: number;
+  /** A read not answered within this many ms reads as no feed (the reader merges from MySQL). Default 500. */
+  readonly timeoutMs?: number;
+}
+
+/** What a read found. */
+export type FeedRead =
+  | { readonly state: 'missing' }
+  /** Another reader is building it: read around it. */
+  | { readonly state: 'building' }
+  | {
+      readonly state: 'stored';
+      /** When its build began (ms). */
+      readonly builtAt: number;
+      /** The feed is exact only above this position (undefined: exact all the way down). */
+      readonly horizon: FeedPosition | undefined;
+      /** Pins after the asked position, newest first. */
+      readonly entries: FeedEntry[];
+    };
+
+export type AppendOutcome = 'missing' | 'added' | 'below-horizon' | 'present';
+const APPEND_OUTCOMES: readonly AppendOutcome[] = ['missing', 'added', 'below-horizon', 'present'];
+
+type FeedCommands = {
+  shardqlFeedAppend(key: string, score: number, member: string, cap: number): Promise<number>;
+  shardqlFeedMark(key: string, now: number, token: string, ttl: number, replace: string): Promise<number>;
+  shardqlFeedCommit(key: string, ...args: (string | number)[]): Promise<number>;
+  shardqlFeedRead(key: string, afterTime: string, afterMember: string, n: number, ttl: number): Promise<(string | number)[]>;
+};
+
+function position(text: string): FeedPosition | undefined {
+  const m = /^(\d+):(\d+)$/.exec(text);
+  return m ? { time: Number(m[1]), id: BigInt(m[2]!) } : undefined;
+}
+
+export class RedisFeeds {
+  readonly #redis: RedisClient & FeedCommands;
+  readonly cap: number;
+  readonly #ttlMs: number;
+  readonly #buildTtlMs: number;
+  readonly #timeoutMs: number;
+
+  constructor(opts: RedisFeedsOptions) {
+    this.#redis = opts.redis as RedisClient & FeedCommands;
+    this.cap = opts.cap ?? 1000;
+    this.#ttlMs = opts.ttlMs ?? 3 * 86_400_000;
+    this.#buildTtlMs = opts.buildTtlMs ?? 30_000;
+    this.#timeoutMs = opts.timeoutMs ?? 500;
+    if (!Number.isInteger(this.cap) || this.cap < 1) throw new RangeError(`a feed's cap must be a positive integer, got ${this.cap}`);
+    opts.redis.defineCommand('shardqlFeedAppend', { numberOfKeys: 1, lua: APPEND });
+    opts.redis.defineCommand('shardqlFeedMark', { numberOfKeys: 1, lua: MARK });
+    opts.redis.defineCommand('shardqlFeedCommit', { numberOfKeys: 1, lua: COMMIT });
+    opts.redis.defineCommand('shardqlFeedRead', { numberOfKeys: 1, lua: READ });
+  }
+
+  /**
+   * Up to `n` pins of a viewer's feed after `after` (exclusive), newest first: one round trip.
+   * A Redis failure or timeout reads as a missing feed.
+   */
+  async read(viewer: bigint, after: FeedPosition | undefined, n: number, stats?: CacheStats): Promise<FeedRead> {
+    stats?.roundTrip('redis');
+    let reply: (string | number)[];
+    try {
+      reply = await withTimeout(
+        this.#redis.shardqlFeedRead(feedKey(viewer), after ? String(after.time) : '', after ? feedMember(after.id) : '', n, this.#ttlMs),
+        this.#timeoutMs,
+      );
+    } catch {
+      stats?.error('redis');
+      return { state: 'missing' };
+    }
+    const state = Number(reply[0]);
+    if (state === 0) {
+      stats?.misses('redis', 1);
+      return { state: 'missing' };
+    }
+    if (state === 2) return { state: 'building' };
+    stats?.hits('redis', 1);
+    const entries: FeedEntry[] = [];
+    for (let i = 3; i + 1 < reply.length; i += 2) entries.push({ id: BigInt(reply[i] as string), time: Number(reply[i + 1]) });
+    return { state: 'stored', builtAt: Number(reply[1]), horizon: position(String(reply[2])), entries };
+  }
+
+  /**
+   * Marks a missing feed as being built, at `now`: from then on appends land in it. Returns the
+   * build's token, or undefined when a feed (or another build) is already there. `replace` drops
+   * whatever is there first (a rebuild).
+   */
+  async mark(viewer: bigint, now: number, opts: { readonly replace?: boolean } = {}, stats?: CacheStats): Promise<string | undefined> {
+    const token = `${now.toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+    stats?.roundTrip('redis');
+    const ok = await withTimeout(this.#redis.shardqlFeedMark(feedKey(viewer), now, token, this.#buildTtlMs, opts.replace ? '1' : '0'), this.#timeoutMs);
+    return ok === 1 ? token : undefined;
+  }
+
+  /**
+   * Stores a build: its pins (newest first or in any order) added to whatever appends put there
+   * since the mark, and its horizon (undefined: it read every source to its end). False when the
+   * mark is gone (the feed expired, Redis was flushed, or a rebuild replaced it): nothing stored.
+   */
+  async commit(viewer: bigint, token: string, entries: readonly FeedEntry[], horizon: FeedPosition | undefined, stats?: CacheStats): Promise<boolean> {
+    const args: (string | number)[] = [token, this.cap, this.#ttlMs, horizon ? `${horizon.time}:${feedMember(horizon.id)}` : ''];
+    for (const e of entries) args.push(e.time, feedMember(e.id));
+    stats?.roundTrip('redis');
+    return (await withTimeout(this.#redis.shardqlFeedCommit(feedKey(viewer), ...args), this.#timeoutMs * 4)) === 1;
+  }
+
+  /**
+   * Adds one pin to each of these viewers' feeds that exists (the append rule). Commands to
+   * different feeds are sent together without waiting for each other (each on its own key, so a
+   * cluster client routes each to its node). Throws if any fails: the caller retries the whole
+   * (every add is idempotent).
+   */
+  async append(viewers: readonly bigint[], pin: FeedEntry): Promise<Record<AppendOutcome, number>> {
+    const member = feedMember(pin.id);
+    const replies = await Promise.all(viewers.map((v) => this.#redis.shardqlFeedAppend(feedKey(v), pin.time, member, this.cap)));
+    const out: Record<AppendOutcome, number> = { missing: 0, added: 0, 'below-horizon': 0, present: 0 };
+    for (const r of replies) out[APPEND_OUTCOMES[Number(r)] ?? 'missing']++;
+    return out;
+  }
+
+  /** Removes pins from one viewer's feed (a missing feed stays missing). Returns how many were there. */
+  async remove(viewer: bigint, pins: readonly bigint[]): Promise<number> {
+    if (pins.length === 0) return 0;
+    return this.#redis.zrem(feedKey(viewer), ...pins.map(feedMember));
+  }
+
+  /** Removes one pin from each of these viewers' feeds. Returns how many feeds held it. */
+  async removeFromMany(viewers: readonly bigint[], pin: bigint): Promise<number> {
+    const member = feedMember(pin);
+    const replies = await Promise.all(viewers.map((v) => this.#redis.zrem(feedKey(v), member)));
+    return replies.reduce((n, r) => n + r, 0);
+  }
+
+  /**
+   * Adds to the process-independent counters of feed work (fan-outs, insertions, removals…): one
+   * hash, one round trip; /metrics shows them. A job that runs again counts again.
+   */
+  async count(work: Readonly<Record<string, number>>): Promise<void> {
+    const entries = Object.entries(work).filter(([, n]) => n !== 0);
+    if (entries.length === 0) return;
+    const multi = this.#redis.multi();
+    for (const [field, n] of entries) multi.hincrby(FEED_WORK_KEY, field, n);
+    await multi.exec();
+  }
+
+  /** The counters of feed work so far (empty after a Redis flush). */
+  async work(): Promise<Record<string, number>> {
+    const raw = await withTimeout(this.#redis.hgetall(FEED_WORK_KEY), this.#timeoutMs);
+    return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Number(v)]));
+  }
+
+  /** Drops a viewer's feed (its next read builds it again). */
+  async drop(viewer: bigint): Promise<void> {
+    await this.#redis.del(feedKey(viewer));
+  }
+}
