@@ -16,7 +16,7 @@ export function landingPage(endpoint: string): string {
 <body>
 <h1>GraphQL API</h1>
 <p>This is a GraphQL API. Send operations to <code>${endpoint}</code> with <code>POST</code> and
-<code>Content-Type: application/json</code>, a body such as <code>{"query": "{ viewer { username } }"}</code>,
+<code>Content-Type: application/json</code>, a body such as <code>{"query": "{ __typename }"}</code>,
 and your bearer token in the <code>Authorization</code> header.</p>
 </body>
 </html>
