@@ -11,7 +11,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { SpanKind } from '@opentelemetry/api';
 import { Redis } from 'ioredis';
 import { flushCaches, freshEnv, type TestEnv } from '../helpers/env.ts';
-import { startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
+import { checkedFetch, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { seedDemo } from '../../src/demo/seed.ts';
 import type { GatewayConfig } from '../../src/config.ts';
 import { SAMPLE_QUERY } from '../../src/server.ts';
@@ -54,10 +54,9 @@ function send(gw: TestGateway, query: string, headers: Record<string, string> = 
   return gw.gql(query, variables, { headers: { 'x-shardql-cost': '1', ...headers } });
 }
 
-/** The response's request ID: gql() does not return headers, so fetch directly for that. */
+/** The response's request ID (gql() does not return headers). */
 async function requestIdOf(gw: TestGateway, headers: Record<string, string>): Promise<string | null> {
-  const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ __typename }' }) });
-  await res.text();
+  const res = await checkedFetch(env, `${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ __typename }' }) });
   return res.headers.get('x-request-id');
 }
 
@@ -113,7 +112,7 @@ describe('The request log line', () => {
       ['err-field', () => send(logged.gateway, '{ a: pin(id: "abc") { id } b: pin(id: "-1") { id } }', { 'x-request-id': 'err-field' }), 200, { INVALID_ID: 2 }],
       ['err-token', () => send(logged.gateway, '{ viewer { id } }', { 'x-request-id': 'err-token', authorization: 'Bearer not.a.token' }), 401, { UNAUTHENTICATED: 1 }],
       ['err-invalid', () => send(logged.gateway, '{ viewer { nope } }', { 'x-request-id': 'err-invalid' }), 400, { GRAPHQL_VALIDATION_FAILED: 1 }],
-      ['err-json', () => fetch(`${logged.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'err-json' }, body: '{' }).then((r) => r.text()), 400, { INVALID_ARGUMENT: 1 }],
+      ['err-json', () => checkedFetch(env, `${logged.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'err-json' }, body: '{' }), 400, { INVALID_ARGUMENT: 1 }],
     ];
     for (const [id, run, status, errors] of cases) {
       await run();
