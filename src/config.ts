@@ -40,7 +40,7 @@ export interface GatewayConfig {
   readonly trustedProxies?: readonly string[];
   /** Log level: debug, info (default), warn, error or silent. */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  /** Human-readable coloured log lines instead of JSON. Default: in development only. */
+  /** Human-readable coloured log lines instead of JSON. Default: in development, when stdout is a terminal. */
   readonly logPretty?: boolean;
   /** OpenTelemetry traces exported over OTLP/HTTP. Unset: no tracing at all (no spans are made). */
   readonly tracing?: { readonly otlpEndpoint: string; readonly sampleRatio?: number; readonly serviceName?: string };
@@ -175,7 +175,7 @@ function production(env: Env): Partial<GatewayConfig> {
     if (skewSeconds !== undefined && (!Number.isInteger(skewSeconds) || skewSeconds < 0 || skewSeconds > 300)) {
       throw new ConfigError(`SHARDQL_JWT_CLOCK_SKEW_S must be an integer number of seconds from 0 to 300, got ${JSON.stringify(skew)}`);
     }
-    const claim = env.SHARDQL_JWT_USER_CLAIM;
+    const claim = env.SHARDQL_JWT_USER_CLAIM || undefined;
     if (claim !== undefined && !/^[A-Za-z0-9_.:\/-]{1,100}$/.test(claim)) throw new ConfigError(`SHARDQL_JWT_USER_CLAIM must be a claim name, got ${JSON.stringify(claim)}`);
     out.identityProvider = {
       jwksUrl,

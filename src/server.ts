@@ -107,7 +107,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       : createLog({
           ...(opts.log ? { write: opts.log as (line: string) => void } : {}),
           ...(config.logLevel ? { level: config.logLevel } : {}),
-          pretty: config.logPretty ?? development,
+          // Pretty for a person at a terminal in development; JSON for anything that reads the lines.
+          pretty: config.logPretty ?? (development && process.stdout.isTTY === true),
         });
 
   // The map in force is the watcher's: read at revision R, watched from R+1 and re-read

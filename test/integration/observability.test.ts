@@ -266,6 +266,15 @@ describe('Traces (OpenTelemetry, in-memory exporter)', () => {
     assert.equal(t.cache.length, cost.cache.memcached.roundTrips + cost.cache.redis.roundTrips, 'a span per cache call');
     assert.ok(t.cache.some((s) => s.name === 'cache memcached get') && t.cache.some((s) => s.name === 'cache redis fill'));
     assert.equal(traced.events('request', 'traced-1')[0]!.traceId, traceId, 'the log line leads to the trace');
+    // For the README: the log line and the tree, as an operator would see them.
+    console.log(`# log: ${traced.lines.find((l) => l.includes('"traced-1"') && l.includes('"request"'))}`);
+    const show = (s: ReadableSpan, depth: number): void => {
+      const a = s.attributes;
+      const detail = s.name === 'sql' ? ` ${a['server.address']} shards=${a['shardql.shard_count']} rows=${a['db.response.returned_rows']}` : a['shardql.keys'] !== undefined ? ` keys=${a['shardql.keys']}` : '';
+      console.log(`# ${'  '.repeat(depth)}${s.name}${detail}`);
+      for (const c of [...t.loaders, ...t.sql, ...t.cache, t.operation].filter((c) => parentOf(c) === idOf(s)).sort((x, y) => x.startTime[0] - y.startTime[0] || x.startTime[1] - y.startTime[1])) show(c, depth + 1);
+    };
+    show(t.root, 0);
   });
 
   test('warm, the same query: fewer round trips, and the spans still match the cost; no traceparent starts a new trace', async () => {
