@@ -27,7 +27,7 @@ import { createLog, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
 import { ProductWrites } from './services/writes.ts';
 import { startRepairScheduler } from './services/repairScheduler.ts';
-import { otlpTracing, Tracing } from './telemetry/tracing.ts';
+import type { Tracing } from './telemetry/tracing.ts';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createStorage } from './storage/index.ts';
 import { SqlStats } from './storage/sqlStats.ts';
@@ -163,12 +163,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
 
-  // Traces only when configured: otherwise no tracer exists and the request path makes no span.
-  const tracing = opts.traceExporter
-    ? new Tracing({ exporter: opts.traceExporter, batch: false, ...(config.tracing?.serviceName ? { serviceName: config.tracing.serviceName } : {}) })
-    : config.tracing
-      ? otlpTracing({ endpoint: config.tracing.otlpEndpoint, ...config.tracing })
-      : undefined;
+  // Traces only when configured: otherwise OpenTelemetry is not even loaded, no tracer exists and
+  // the request path makes no span.
+  let tracing: Tracing | undefined;
+  if (opts.traceExporter || config.tracing) {
+    const telemetry = await import('./telemetry/tracing.ts');
+    tracing = opts.traceExporter
+      ? new telemetry.Tracing({ exporter: opts.traceExporter, batch: false, ...(config.tracing?.serviceName ? { serviceName: config.tracing.serviceName } : {}) })
+      : telemetry.otlpTracing({ endpoint: config.tracing!.otlpEndpoint, ...config.tracing });
+  }
 
   const apollo = createApolloServer({
     development,

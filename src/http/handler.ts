@@ -93,6 +93,13 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (url.pathname === '/graphql') return graphqlRequest(req, res, url);
+    const started = process.hrtime.bigint();
+    await other(req, res, url);
+    // Probes and scrapes (/healthz, /readyz, /metrics) come every few seconds: their lines are debug.
+    opts.log('request', { method: req.method, path: url.pathname.slice(0, 64), status: res.statusCode, durationMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'debug');
+  };
+
+  async function other(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
       if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
       if (url.pathname === '/readyz') {
@@ -117,7 +124,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     } catch (err) {
       failed(res, err, undefined);
     }
-  };
+  }
 
   function sendGraphiql(res: ServerResponse): void {
     const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql! });
