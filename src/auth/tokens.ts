@@ -5,8 +5,10 @@ import { parseId } from '../core/ids.ts';
 import { identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOptions } from './identityProvider.ts';
 
 /**
- * Viewer tokens: HS256 JWTs whose subject is the user ID (decimal). Signed with the configured
- * secret; `shardql token` mints one in development.
+ * The gateway's own viewer tokens: HS256 JWTs whose subject is the user ID (decimal). Signed with
+ * the configured secret; `shardql token` mints one, and `createUser` returns one. Tokens of the
+ * deployment's identity provider are verified in identityProvider.ts; `viewerAuthenticator` below
+ * accepts both.
  */
 const ISSUER = 'shardql';
 const ALGORITHM = 'HS256';
