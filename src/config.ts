@@ -1,5 +1,7 @@
 import { parseDuration, parseEventRetention, type EventRetention } from './core/events.ts';
 import type { StackInfo } from './stack/localStack.ts';
+import type { IdentityProviderOptions } from './auth/identityProvider.ts';
+import { compileTrustedProxies } from './http/clientAddress.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
 import { parseTestFault, type TestFault } from './services/testFaults.ts';
@@ -33,6 +35,34 @@ export interface GatewayConfig {
   readonly memcached: { readonly servers: string };
   /** HMAC secret for viewer tokens (HS256). At least 32 bytes. */
   readonly jwtSecret: string;
+  /**
+   * The deployment's identity provider: tokens signed with its keys (RS256, ES256, EdDSA) are
+   * accepted besides the gateway's own HS256 tokens. Unset: HS256 only.
+   */
+  readonly identityProvider?: IdentityProviderOptions;
+  /**
+   * Addresses and CIDRs of the proxies in front of the gateway (also `loopback`, `uniquelocal`,
+   * `linklocal`). Only a request arriving from one of them has its X-Forwarded-For read, and then
+   * the right-most address that is not a trusted proxy is the client. Unset: the socket's address.
+   */
+  readonly trustedProxies?: readonly string[];
+  /** Log level: debug, info (default), warn, error or silent. */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Human-readable coloured log lines instead of JSON. Default: in development, when stdout is a terminal. */
+  readonly logPretty?: boolean;
+  /** OpenTelemetry traces exported over OTLP/HTTP. Unset: no tracing at all (no spans are made). */
+  readonly tracing?: { readonly otlpEndpoint: string; readonly sampleRatio?: number; readonly serviceName?: string };
+  /**
+   * What a browser opening /graphql gets (Accept: text/html): `on` — GraphiQL in development, a
+   * short page saying where the API is in production; `off` — 404. Default on.
+   */
+  readonly landingPage?: boolean;
+  /**
+   * Validation errors name no type, field or argument of the schema: the client gets a stable
+   * code and a generic message, the server log the full message under the request ID. Default: in
+   * production only.
+   */
+  readonly schemaPrivacy?: boolean;
   /** Path of a persisted-query manifest; when set, only its operations run (trusted documents). */
   readonly trustedDocuments?: string;
   // Limits and abuse (README "Limits and abuse"): every field optional, defaults in the comments.
@@ -140,6 +170,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     ...adminAndRefresh(env, stack),
     ...testFault(env, mode),
     ...eventSettings(env),
+    ...production(env),
   };
 }
 
@@ -200,6 +231,98 @@ function clusterNodes(text: string): RedisEndpoint[] {
     }
     return { host: m[1]!, port };
   });
+}
+
+/**
+ * Identity provider, proxies, logs, traces, landing page and schema privacy (README
+ * "Configuration"): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
+ * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), SHARDQL_TRUSTED_PROXIES,
+ * SHARDQL_LOG_LEVEL, SHARDQL_LOG_PRETTY, SHARDQL_OTLP_ENDPOINT (with SHARDQL_TRACE_SAMPLE_RATIO,
+ * SHARDQL_SERVICE_NAME), SHARDQL_LANDING_PAGE, SHARDQL_SCHEMA_PRIVACY.
+ */
+function production(env: Env): Partial<GatewayConfig> {
+  const out: { -readonly [K in keyof GatewayConfig]?: GatewayConfig[K] } = {};
+  const flag = (name: string): boolean | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    if (text !== '0' && text !== '1') throw new ConfigError(`${name} must be 1 or 0, got ${JSON.stringify(text)}`);
+    return text === '1';
+  };
+  const url = (name: string): string | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    let u: URL;
+    try {
+      u = new URL(text);
+    } catch {
+      throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(text)}`);
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(text)}`);
+    return text;
+  };
+
+  const jwksUrl = url('SHARDQL_JWKS_URL');
+  if (jwksUrl !== undefined) {
+    const skew = env.SHARDQL_JWT_CLOCK_SKEW_S;
+    const skewSeconds = skew === undefined || skew === '' ? undefined : Number(skew);
+    if (skewSeconds !== undefined && (!Number.isInteger(skewSeconds) || skewSeconds < 0 || skewSeconds > 300)) {
+      throw new ConfigError(`SHARDQL_JWT_CLOCK_SKEW_S must be an integer number of seconds from 0 to 300, got ${JSON.stringify(skew)}`);
+    }
+    const claim = env.SHARDQL_JWT_USER_CLAIM || undefined;
+    if (claim !== undefined && !/^[A-Za-z0-9_.:\/-]{1,100}$/.test(claim)) throw new ConfigError(`SHARDQL_JWT_USER_CLAIM must be a claim name, got ${JSON.stringify(claim)}`);
+    out.identityProvider = {
+      jwksUrl,
+      issuer: required(env, 'SHARDQL_JWT_ISSUER'),
+      audience: required(env, 'SHARDQL_JWT_AUDIENCE'),
+      ...(claim ? { userClaim: claim } : {}),
+      ...(skewSeconds !== undefined ? { clockSkewSeconds: skewSeconds } : {}),
+    };
+    if (out.identityProvider.issuer === 'shardql') throw new ConfigError('SHARDQL_JWT_ISSUER must not be "shardql": that is the issuer of the gateway\'s own tokens');
+  } else if (env.SHARDQL_JWT_ISSUER || env.SHARDQL_JWT_AUDIENCE) {
+    throw new ConfigError('SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE need SHARDQL_JWKS_URL');
+  }
+
+  const proxies = env.SHARDQL_TRUSTED_PROXIES;
+  if (proxies !== undefined && proxies.trim() !== '') {
+    const list = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
+    try {
+      compileTrustedProxies(list);
+    } catch (err) {
+      throw new ConfigError(`SHARDQL_TRUSTED_PROXIES: ${(err as Error).message}`);
+    }
+    out.trustedProxies = list;
+  }
+
+  const level = env.SHARDQL_LOG_LEVEL;
+  if (level !== undefined && level !== '') {
+    if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error' && level !== 'silent') {
+      throw new ConfigError(`SHARDQL_LOG_LEVEL must be debug, info, warn, error or silent, got ${JSON.stringify(level)}`);
+    }
+    out.logLevel = level;
+  }
+  const pretty = flag('SHARDQL_LOG_PRETTY');
+  if (pretty !== undefined) out.logPretty = pretty;
+
+  const otlp = url('SHARDQL_OTLP_ENDPOINT');
+  if (otlp !== undefined) {
+    const ratioText = env.SHARDQL_TRACE_SAMPLE_RATIO;
+    const ratio = ratioText === undefined || ratioText === '' ? undefined : Number(ratioText);
+    if (ratio !== undefined && !(ratio >= 0 && ratio <= 1)) throw new ConfigError(`SHARDQL_TRACE_SAMPLE_RATIO must be a number from 0 to 1, got ${JSON.stringify(ratioText)}`);
+    out.tracing = {
+      otlpEndpoint: otlp,
+      ...(ratio !== undefined ? { sampleRatio: ratio } : {}),
+      ...(env.SHARDQL_SERVICE_NAME ? { serviceName: env.SHARDQL_SERVICE_NAME } : {}),
+    };
+  }
+
+  const landing = env.SHARDQL_LANDING_PAGE;
+  if (landing !== undefined && landing !== '') {
+    if (landing !== 'on' && landing !== 'off') throw new ConfigError(`SHARDQL_LANDING_PAGE must be on or off, got ${JSON.stringify(landing)}`);
+    out.landingPage = landing === 'on';
+  }
+  const privacy = flag('SHARDQL_SCHEMA_PRIVACY');
+  if (privacy !== undefined) out.schemaPrivacy = privacy;
+  return out;
 }
 
 /** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */

@@ -7,25 +7,31 @@ import { jobsRedis } from './jobs/connection.ts';
 import { JobQueue, statsForScrapes, statsForScrapesOf } from './jobs/jobQueue.ts';
 import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
-import { mintToken, viewerFromAuthorization } from './auth/tokens.ts';
+import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
 import { RedisRateLimits } from './cache/rateLimits.ts';
-import { ShardqlError } from './core/errors.ts';
 import type { GatewayContext } from './graphql/context.ts';
 import { createHandler } from './http/handler.ts';
+import { rateLimitAdmission } from './http/admission.ts';
+import { compileTrustedProxies } from './http/clientAddress.ts';
+import { InFlight } from './http/drain.ts';
+import { readiness } from './http/readiness.ts';
+import type { RequestScope } from './http/requestScope.ts';
 import { loadManifest } from './http/trustedDocuments.ts';
 import { createLoaders } from './loaders/loaders.ts';
 import { HomeFeeds } from './loaders/feed.ts';
 import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
-import { jsonLogger, type Log } from './log.ts';
+import { createLog, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
 import { ProductWrites } from './services/writes.ts';
-import { repairIntents } from './services/repair.ts';
+import { startRepairScheduler } from './services/repairScheduler.ts';
 import { faultAt } from './services/testFaults.ts';
+import type { Tracing } from './telemetry/tracing.ts';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createStorage } from './storage/index.ts';
 import { SqlStats } from './storage/sqlStats.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
@@ -41,6 +47,10 @@ export interface RunningGateway {
 }
 
 export interface GatewayOptions {
+  /**
+   * Where logs go: a `Log`, or a function given each line (JSON, or pretty per `config.logPretty`).
+   * Default: lines on stdout.
+   */
   readonly log?: Log | ((line: string) => void);
   /** Host to listen on. Default 127.0.0.1. */
   readonly host?: string;
@@ -59,6 +69,11 @@ export interface GatewayOptions {
    * interval turns the worker off.
    */
   readonly repair?: { readonly intervalMs?: number; readonly minAgeMs?: number };
+  /**
+   * Spans go to this exporter, one by one as they end, whatever `config.tracing` says (tests use an
+   * in-memory exporter). Unset: OTLP when `config.tracing` is set, else no tracing at all.
+   */
+  readonly traceExporter?: SpanExporter;
 }
 
 export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
@@ -84,27 +99,32 @@ query Profile {
 
 /**
  * The composition root: reads nothing from the environment itself (config comes in), builds every
- * client, and serves. Only this file and the CLI know how the pieces fit together.
+ * client and hands each to the layer that uses it. It wires; the work is done in the layers
+ * (admission and readiness in http/, the repair scheduler in services/, the drain in http/drain.ts).
  */
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<RunningGateway> {
-  const log: Log = opts.log && opts.log.length <= 1 ? jsonLogger(opts.log as (line: string) => void) : ((opts.log as Log | undefined) ?? jsonLogger());
   const development = config.env === 'development';
+  const log: Log =
+    opts.log && opts.log.length > 1
+      ? (opts.log as Log)
+      : createLog({
+          ...(opts.log ? { write: opts.log as (line: string) => void } : {}),
+          ...(config.logLevel ? { level: config.logLevel } : {}),
+          // Pretty for a person at a terminal in development; JSON for anything that reads the lines.
+          pretty: config.logPretty ?? (development && process.stdout.isTTY === true),
+        });
 
-  // The map in force (`current`): read at revision R, watched from R+1 and re-read periodically;
-  // every valid new version is swapped in whole, an invalid one refused, and while etcd is away the
-  // last good one serves. The gateway's entry in etcd says which revision it serves: a shard move
-  // waits for every gateway to serve its pause before copying.
+  // The map in force is the watcher's: read at revision R, watched from R+1 and re-read
+  // periodically; every valid new version is swapped in whole, an invalid one refused, and while
+  // etcd is away the last good one serves. The gateway's entry in etcd says which revision it
+  // serves: a shard move waits for every gateway to serve its pause before copying.
   const etcd = createWatchingEtcdClient(config.etcdEndpoints);
   const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
-  let current: Topology;
   const watcher = new TopologyWatcher({
     source: etcdTopologySource(etcd, config.topologyKey),
     log,
     ...(config.topologyRefreshMs !== undefined ? { refreshIntervalMs: config.topologyRefreshMs } : {}),
-    onSwap: (swap) => {
-      current = swap.topology;
-      presence.update(swap.revision);
-    },
+    onSwap: (swap) => presence.update(swap.revision),
   });
   try {
     await watcher.start();
@@ -112,7 +132,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     etcd.close();
     throw err;
   }
-  current = watcher.current();
+  const topology = (): Topology => watcher.current();
   presence.start(watcher.revision());
 
   // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
@@ -125,7 +145,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const metrics = new GatewayMetrics();
   const caching = opts.caching ?? true;
   const storage = createStorage({
-    topology: () => current,
+    topology,
     credentials: config.mysql,
     ...(config.events ? { events: config.events } : {}),
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
@@ -147,11 +167,21 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const jobs = new JobQueue({ redis: jobsClient, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
   const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
   const feedWork = statsForScrapesOf(() => layers.feeds.work(), { maxAgeMs: 1000, timeoutMs: 250 });
-  const writes = new ProductWrites({ storage, topology: () => current, jobs, log, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
+  const writes = new ProductWrites({ storage, topology, jobs, log, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
   // Stored feeds need the Redis layer; without caching every home feed read merges from MySQL.
   const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
+
+  // Traces only when configured: otherwise OpenTelemetry is not even loaded, no tracer exists and
+  // the request path makes no span.
+  let tracing: Tracing | undefined;
+  if (opts.traceExporter || config.tracing) {
+    const telemetry = await import('./telemetry/tracing.ts');
+    tracing = opts.traceExporter
+      ? new telemetry.Tracing({ exporter: opts.traceExporter, batch: false, ...(config.tracing?.serviceName ? { serviceName: config.tracing.serviceName } : {}) })
+      : telemetry.otlpTracing({ endpoint: config.tracing!.otlpEndpoint, ...config.tracing });
+  }
 
   const apollo = createApolloServer({
     development,
@@ -159,15 +189,19 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     log,
     costBudget: { rows: config.maxCost ?? DEFAULT_COST_BUDGET.rows, roundTrips: config.maxRoundTrips ?? DEFAULT_COST_BUDGET.roundTrips },
     ...(config.introspection !== undefined ? { introspection: config.introspection } : {}),
+    ...(config.schemaPrivacy !== undefined ? { schemaPrivacy: config.schemaPrivacy } : {}),
     batching: config.batchedRequests ?? false,
     onResponse: (seconds, failed, ctx) => metrics.recordRequest(seconds, failed, ctx.op.stats, ctx.op.cache),
   });
   await apollo.start();
 
-  const context = async (req: IncomingMessage): Promise<GatewayContext & { showCost: boolean }> => {
+  const authenticate = viewerAuthenticator({ secret: config.jwtSecret, identityProvider: config.identityProvider });
+  const context = async (req: IncomingMessage, scope: RequestScope): Promise<GatewayContext & { showCost: boolean }> => {
     // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
-    const viewerId = await viewerFromAuthorization(config.jwtSecret, req.headers.authorization);
-    const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: current, near: {} };
+    const viewerId = await authenticate(req.headers.authorization);
+    const inForce = topology();
+    const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: inForce, near: {}, trace: scope.trace };
+    scope.usage = op;
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key']);
     return {
       viewerId,
@@ -175,62 +209,42 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       writes,
       homeFeeds,
       op,
-      topology: current,
+      topology: inForce,
       idempotencyKey,
+      request: scope,
       mintToken: (userId) => mintToken(config.jwtSecret, userId, 30 * 24 * 3600),
       showCost: development || req.headers['x-shardql-cost'] === '1',
     };
   };
 
   // Rate limits in Redis (all replicas share them); a Redis failure lets the request through.
-  const rateLimits = config.rateLimit ? new RedisRateLimits({ redis, ...config.rateLimit }) : undefined;
-  const admit = async (req: IncomingMessage, ctx: GatewayContext, operations: number): Promise<void> => {
-    if (!rateLimits) return;
-    let verdict;
-    try {
-      verdict = await rateLimits.take({ viewer: ctx.viewerId?.toString(), address: req.socket.remoteAddress ?? 'unknown' }, operations);
-    } catch (err) {
-      metrics.rateLimit.inc({ outcome: 'error' });
-      log('rate_limit_unavailable', { error: err instanceof Error ? err.message : String(err) });
-      return;
-    }
-    metrics.rateLimit.inc({ outcome: verdict.allowed ? 'allowed' : 'refused' });
-    if (!verdict.allowed) {
-      throw new ShardqlError('RATE_LIMITED', `Too many requests from this ${verdict.scope}; retry in ${verdict.retryAfterSeconds} s`, {
-        retryAfterSeconds: verdict.retryAfterSeconds,
-        scope: verdict.scope,
-      });
-    }
-  };
+  const admit = config.rateLimit
+    ? rateLimitAdmission({ limiter: new RedisRateLimits({ redis, ...config.rateLimit }), log, onOutcome: (outcome) => metrics.rateLimit.inc({ outcome }) })
+    : undefined;
 
   const handler = createHandler({
     apollo,
     context,
+    viewerOf: (ctx) => ctx.viewerId,
     admit,
     batching: config.batchedRequests ?? false,
     trusted,
+    trustedProxies: config.trustedProxies ? compileTrustedProxies(config.trustedProxies) : undefined,
+    tracer: tracing,
     graphiql: development
       ? {
           defaultQuery: opts.defaultQuery ?? SAMPLE_QUERY,
           ...(opts.graphiqlToken ? { defaultHeaders: { Authorization: `Bearer ${opts.graphiqlToken}` } } : {}),
         }
       : undefined,
-    ready: async () => {
-      const hosts: Record<string, string> = {};
-      await Promise.all(
-        Object.keys(current.doc.hosts).map(async (h) => {
-          try {
-            await storage.router.ping(h);
-            hosts[h] = 'ok';
-          } catch {
-            hosts[h] = 'unavailable';
-          }
-        }),
-      );
-      const ok = Object.values(hosts).every((s) => s === 'ok');
-      const rejected = watcher.rejected();
-      return { ok, details: { topology: { revision: watcher.revision(), ageMs: watcher.ageMs(), ...(rejected ? { rejected } : {}) }, hosts } };
-    },
+    landingPage: config.landingPage ?? true,
+    ready: readiness({
+      topology,
+      revision: () => watcher.revision(),
+      ageMs: () => watcher.ageMs(),
+      rejected: () => watcher.rejected(),
+      ping: (host) => storage.router.ping(host),
+    }),
     metrics: async () => {
       metrics.topologyRevision.set(Number(watcher.revision()));
       metrics.topologyAge.set(watcher.ageMs() / 1000);
@@ -242,41 +256,17 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     log,
   });
 
-  // The repair pass: finishes multi-shard writes interrupted after their first transaction, and
-  // replays cache invalidations recorded as failed (in MySQL as intents; in Redis: the sweep).
-  const repairEvery = opts.repair?.intervalMs ?? 5000;
-  let repairing: Promise<unknown> | undefined;
-  const sweep = (): Promise<unknown> =>
-    caching
-      ? layers.sweepUnshared().then(
-          (n) => n > 0 && log('unshared_swept', { keys: n }),
-          (err: unknown) => log('unshared_sweep_failed', { error: err instanceof Error ? err.message : String(err) }),
-        )
-      : Promise.resolve();
-  const repairTimer =
-    repairEvery > 0
-      ? setInterval(() => {
-          if (repairing) return;
-          repairing = Promise.all([
-            repairIntents(storage, current, { minAgeMs: opts.repair?.minAgeMs ?? 5000, log: (line) => log('repair', { line }) })
-              .then((r) => r.completed + r.failed > 0 && log('repair_pass', { ...r }))
-              .catch((err: unknown) => log('repair_failed', { error: err instanceof Error ? err.message : String(err) })),
-            sweep(),
-          ]).finally(() => (repairing = undefined));
-        }, repairEvery)
-      : undefined;
-  repairTimer?.unref();
-
-  let inFlight = 0;
-  let drained: (() => void) | undefined;
-  const server: Server = createServer((req, res) => {
-    inFlight++;
-    res.on('close', () => {
-      inFlight--;
-      if (inFlight === 0) drained?.();
-    });
-    void handler(req, res);
+  const repair = startRepairScheduler({
+    storage,
+    topology,
+    ...(opts.repair?.intervalMs !== undefined ? { intervalMs: opts.repair.intervalMs } : {}),
+    ...(opts.repair?.minAgeMs !== undefined ? { minAgeMs: opts.repair.minAgeMs } : {}),
+    ...(caching ? { sweep: () => layers.sweepUnshared() } : {}),
+    log,
   });
+
+  const inFlight = new InFlight();
+  const server: Server = createServer(inFlight.track(handler));
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -284,24 +274,16 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-  log('listening', { url, env: config.env });
+  log('listening', { url, env: config.env, tracing: tracing !== undefined, identityProvider: config.identityProvider !== undefined });
 
   return {
     url,
     port,
-    topology: () => current,
+    topology,
     async stop(graceMs = 10_000) {
-      if (repairTimer) clearInterval(repairTimer);
-      server.close();
-      server.closeIdleConnections();
-      if (inFlight > 0) {
-        await new Promise<void>((resolve) => {
-          drained = resolve;
-          setTimeout(resolve, graceMs).unref();
-        });
-      }
-      server.closeAllConnections();
-      await repairing;
+      const repaired = repair.stop();
+      await inFlight.close(server, graceMs);
+      await repaired;
       await apollo.stop();
       await storage.close();
       await jobs.close().catch(() => undefined);
@@ -310,6 +292,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       await watcher.stop();
       await presence.stop();
       etcd.close();
+      await tracing?.shutdown().catch(() => undefined);
       log('stopped', {});
     },
   };

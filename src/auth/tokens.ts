@@ -1,11 +1,14 @@
 import { webcrypto } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import { ShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
+import { identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOptions } from './identityProvider.ts';
 
 /**
- * Viewer tokens: HS256 JWTs whose subject is the user ID (decimal). Signed with the configured
- * secret; `shardql token` mints one in development.
+ * The gateway's own viewer tokens: HS256 JWTs whose subject is the user ID (decimal). Signed with
+ * the configured secret; `shardql token` mints one, and `createUser` returns one. Tokens of the
+ * deployment's identity provider are verified in identityProvider.ts; `viewerAuthenticator` below
+ * accepts both.
  */
 const ISSUER = 'shardql';
 const ALGORITHM = 'HS256';
@@ -51,10 +54,18 @@ export async function mintToken(secret: string, userId: bigint, ttlSeconds: numb
  * ID when the token is valid, UNAUTHENTICATED otherwise (a bad token is never silently anonymous).
  */
 export async function viewerFromAuthorization(secret: string, header: string | undefined): Promise<bigint | undefined> {
+  const token = bearerToken(header);
+  return token === undefined ? undefined : verifyGatewayToken(secret, token);
+}
+
+function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   const m = /^Bearer ([A-Za-z0-9_.-]{1,4096})$/.exec(header);
   if (!m) throw new ShardqlError('UNAUTHENTICATED', 'Expected an Authorization header of the form "Bearer <token>"');
-  const token = m[1]!;
+  return m[1]!;
+}
+
+async function verifyGatewayToken(secret: string, token: string): Promise<bigint> {
   const verifier = verifierOf(secret);
   const known = verifier.verified.get(token);
   if (known !== undefined && known.expiresAt > Date.now()) return known.viewer;
@@ -70,4 +81,36 @@ export async function viewerFromAuthorization(secret: string, header: string | u
     const expired = err instanceof joseErrors.JWTExpired;
     throw new ShardqlError('UNAUTHENTICATED', expired ? 'The token has expired; get a new one' : 'The token is not valid for this gateway');
   }
+}
+
+export interface AuthenticatorOptions {
+  /** The gateway's own HS256 secret (the local stack, tests, and tokens `createUser` returns). */
+  readonly secret: string;
+  /** The deployment's identity provider, if any: its RS256/ES256/EdDSA tokens are accepted too. */
+  readonly identityProvider?: IdentityProviderOptions | undefined;
+}
+
+/**
+ * The viewer of a request from its Authorization header, whoever issued the token: the header's
+ * `alg` picks the verifier — HS256 the gateway's secret (issuer `shardql`), an asymmetric
+ * algorithm the identity provider's keys — and every other `alg` (`none`, HS384, PS256, …) is
+ * refused unread. Each verifier then pins its own algorithms again, so neither can be reached with
+ * the other's kind of signature.
+ */
+export function viewerAuthenticator(opts: AuthenticatorOptions): (header: string | undefined) => Promise<bigint | undefined> {
+  const provider = opts.identityProvider ? identityProviderVerifier(opts.identityProvider) : undefined;
+  const asymmetric: ReadonlySet<string> = new Set(PROVIDER_ALGORITHMS);
+  return async (header) => {
+    const token = bearerToken(header);
+    if (token === undefined) return undefined;
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new ShardqlError('UNAUTHENTICATED', 'The token is not valid for this gateway');
+    }
+    if (alg === ALGORITHM) return verifyGatewayToken(opts.secret, token);
+    if (provider && typeof alg === 'string' && asymmetric.has(alg)) return provider.verify(token);
+    throw new ShardqlError('UNAUTHENTICATED', 'The token is not valid for this gateway');
+  };
 }

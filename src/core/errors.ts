@@ -22,6 +22,7 @@ export const ErrorCode = {
   PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   RATE_LIMITED: 'RATE_LIMITED',
+  IDENTITY_PROVIDER_UNAVAILABLE: 'IDENTITY_PROVIDER_UNAVAILABLE',
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
@@ -53,6 +54,8 @@ export const ERROR_CATALOGUE: { readonly [C in ErrorCode]: CatalogueEntry } = {
   PERSISTED_QUERY_NOT_ALLOWED: { status: 400, retryable: false },
   QUERY_TOO_COMPLEX: { status: 400, retryable: false },
   RATE_LIMITED: { status: 429, retryable: true },
+  /** The identity provider's keys (JWKS) could not be fetched to verify a token: not the client's fault. */
+  IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, retryable: true },
   REQUEST_TIMEOUT: { status: 504, retryable: true },
   INTERNAL_SERVER_ERROR: { status: 500, retryable: false },
 };

@@ -25,6 +25,12 @@ export interface ApolloOptions {
   readonly introspection?: boolean;
   /** Several operations in one HTTP request (a JSON array). Default false. */
   readonly batching?: boolean;
+  /**
+   * Validation errors name no type, field or argument: one error with a stable code and a generic
+   * message goes to the client, the full messages to the log under the request ID. Default: when
+   * not in development.
+   */
+  readonly schemaPrivacy?: boolean;
   readonly log: (event: string, fields: Record<string, unknown>) => void;
   /** Called once per request with its duration and outcome (metrics). */
   readonly onResponse?: (seconds: number, failed: boolean, ctx: GatewayContext) => void;
@@ -41,6 +47,61 @@ const REQUEST_ERROR_CODES = new Set([
   'BAD_REQUEST',
   'QUERY_TOO_COMPLEX',
 ]);
+
+/**
+ * What a client is told, with schema privacy on, when its operation does not validate (or its
+ * variables do not fit it): the same answer whichever names were wrong, right or missing, so
+ * probing the schema by its error messages learns nothing.
+ */
+export const PRIVATE_VALIDATION_ERROR = {
+  message: 'The operation is not valid against this API (see the request ID in the server log)',
+  extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+} as const;
+export const PRIVATE_VARIABLES_ERROR = {
+  message: "The operation's variables do not match its variable definitions (see the request ID in the server log)",
+  extensions: { code: 'BAD_USER_INPUT' },
+} as const;
+
+/**
+ * Per request: names the operation and counts the response's errors by code for the request's
+ * log line, opens the operation's span (loader levels, SQL and cache calls go under it), and — with
+ * schema privacy — replaces validation and variable errors by one generic error, logging the real
+ * messages under the request ID.
+ */
+const observePlugin = (opts: { readonly schemaPrivacy: boolean; readonly log: ApolloOptions['log'] }): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
+  async requestDidStart({ contextValue }) {
+    const scope = contextValue?.request;
+    const span = scope?.trace?.operation('graphql');
+    let name: string | undefined;
+    return {
+      async didResolveOperation({ operation, operationName }) {
+        if (!scope || !operation) return;
+        name = operationName ?? operation.name?.value ?? '(anonymous)';
+        scope.operation = scope.operation === undefined ? name : `${scope.operation},${name}`;
+        span?.rename(`${operation.operation} ${name}`);
+      },
+      async willSendResponse({ response }) {
+        const body = response.body.kind === 'single' ? response.body.singleResult : undefined;
+        let errors = body?.errors;
+        if (body && errors && opts.schemaPrivacy) {
+          const invalid = errors.some((e) => e.extensions?.code === 'GRAPHQL_VALIDATION_FAILED');
+          const variables = !invalid && errors.some((e) => e.extensions?.code === 'BAD_USER_INPUT');
+          if (invalid || variables) {
+            opts.log('graphql_invalid', { requestId: scope?.id, errors: errors.map((e) => `${String(e.extensions?.code)}: ${e.message}`) });
+            errors = body.errors = [invalid ? PRIVATE_VALIDATION_ERROR : PRIVATE_VARIABLES_ERROR];
+          }
+        }
+        if (scope) {
+          for (const e of errors ?? []) {
+            const code = String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR');
+            scope.errors[code] = (scope.errors[code] ?? 0) + 1;
+          }
+        }
+        span?.end({ 'graphql.operation.name': name ?? '', 'shardql.errors': errors?.length ?? 0 }, errors?.length ? { code: errors[0]!.extensions?.code } : undefined);
+      },
+    };
+  },
+});
 
 /** A refusal before execution, as Apollo wants it thrown: a GraphQLError carrying our error and its HTTP status. */
 function refusal(err: ShardqlError): GraphQLError {
@@ -178,6 +239,7 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     // Cache control is off: it adds willResolveField to every field, which wraps every resolver of
     // every request (8% of a warm profile's CPU, and garbage), for cache hints nobody reads here.
     plugins: [
+      observePlugin({ schemaPrivacy: opts.schemaPrivacy ?? !opts.development, log: opts.log }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(),
       costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET),

@@ -5,6 +5,7 @@ import type { ProductWrites } from '../services/writes.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { SqlStats } from '../storage/sqlStats.ts';
 import type { CacheStats } from '../cache/cacheStats.ts';
+import type { RequestScope } from '../http/requestScope.ts';
 
 /** What every resolver gets: the viewer, this request's loaders, the writes, and the cost so far. */
 export interface GatewayContext {
@@ -17,6 +18,8 @@ export interface GatewayContext {
   readonly topology: Topology;
   /** The request's Idempotency-Key header, if any (already checked). */
   readonly idempotencyKey?: string | undefined;
+  /** The HTTP request this operation came in: its ID, client, trace, and what its log line will say. */
+  readonly request: RequestScope;
   /** Mints a viewer token for a new user (createUser). */
   readonly mintToken: (userId: bigint) => Promise<string>;
 }

@@ -4,6 +4,11 @@ import { ERROR_CATALOGUE, isShardqlError, ShardqlError, type ErrorCode } from '.
 import { graphiqlAsset, graphiqlPage, GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql.ts';
 import type { TrustedDocuments } from './trustedDocuments.ts';
 import type { Log } from '../log.ts';
+import type { RequestTracer } from '../core/trace.ts';
+import type { Admit } from './admission.ts';
+import { clientAddress, type TrustedProxies } from './clientAddress.ts';
+import { landingPage, LANDING_PAGE_CONTENT_SECURITY_POLICY } from './landingPage.ts';
+import { countError, requestIdOf, type RequestScope } from './requestScope.ts';
 
 /** Largest request body accepted, bytes. */
 export const MAX_BODY_BYTES = 1_000_000;
@@ -12,10 +17,19 @@ export const MAX_BATCH_OPERATIONS = 10;
 
 export interface HandlerOptions<TContext extends object> {
   readonly apollo: ApolloServer<TContext>;
-  /** Builds the per-request context; throws ShardqlError (e.g. UNAUTHENTICATED) to refuse the request. */
-  readonly context: (req: IncomingMessage) => Promise<TContext>;
+  /**
+   * Builds the per-request context; throws ShardqlError (e.g. UNAUTHENTICATED) to refuse the
+   * request. It may fill in `scope.usage` (SQL and cache counters) for the request's log line.
+   */
+  readonly context: (req: IncomingMessage, scope: RequestScope) => Promise<TContext>;
   readonly trusted?: TrustedDocuments | undefined;
+  /** GraphiQL (development): served at /graphiql and /, and to a browser opening /graphql. */
   readonly graphiql?: { readonly defaultQuery: string; readonly defaultHeaders?: Record<string, string> } | undefined;
+  /**
+   * Without GraphiQL, a browser opening /graphql (GET, Accept: text/html) gets a short page saying
+   * where the API is (true, the default) or a 404 (false).
+   */
+  readonly landingPage?: boolean;
   readonly ready: () => Promise<{ ok: boolean; details: Record<string, unknown> }>;
   /** Prometheus exposition for /metrics. */
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
@@ -26,7 +40,13 @@ export interface HandlerOptions<TContext extends object> {
    * Admission (rate limits), after the context is built and before GraphQL runs: throws
    * ShardqlError RATE_LIMITED with `retryAfterSeconds` to refuse. `operations`: 1, or the batch size.
    */
-  readonly admit?: (req: IncomingMessage, context: TContext, operations: number) => Promise<void>;
+  readonly admit?: Admit | undefined;
+  /** The viewer of a built context (for admission and the log line). */
+  readonly viewerOf?: (context: TContext) => bigint | undefined;
+  /** Proxies whose X-Forwarded-For is believed (clientAddress.ts). Unset: the socket's address. */
+  readonly trustedProxies?: TrustedProxies | undefined;
+  /** Traces: a root span per /graphql request, continuing the caller's `traceparent`. Unset: none. */
+  readonly tracer?: RequestTracer | undefined;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -58,15 +78,29 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Whether a request is a browser navigating (it asks for HTML), as Apollo Server and GraphQL Yoga tell. */
+function wantsHtml(req: IncomingMessage): boolean {
+  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+}
+
 /**
- * The gateway's HTTP surface: /graphql (Apollo), /graphiql (served from local assets), /healthz,
- * /readyz. Everything refused here is refused before any SQL runs.
+ * The gateway's HTTP surface: /graphql (Apollo; a page for browsers), /graphiql (served from
+ * local assets), /healthz, /readyz, /metrics. Everything refused here is refused before any SQL
+ * runs. Every /graphql request gets a request ID (`x-request-id`), a root span when traced, and
+ * ends with one log line.
  */
 export function createHandler<TContext extends object>(opts: HandlerOptions<TContext>): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
+    if (url.pathname === '/graphql') return graphqlRequest(req, res, url);
+    const started = process.hrtime.bigint();
+    await other(req, res, url);
+    // Probes and scrapes (/healthz, /readyz, /metrics) come every few seconds: their lines are debug.
+    opts.log('request', { method: req.method, path: url.pathname.slice(0, 64), status: res.statusCode, durationMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'debug');
+  };
+
+  async function other(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
-      if (url.pathname === '/graphql') return await graphql(req, res, url);
       if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
       if (url.pathname === '/readyz') {
         const r = await opts.ready();
@@ -77,11 +111,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
         res.writeHead(200, { 'content-type': m.contentType });
         return void res.end(m.body);
       }
-      if (opts.graphiql && req.method === 'GET' && (url.pathname === '/graphiql' || url.pathname === '/')) {
-        const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql });
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': GRAPHIQL_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
-        return void res.end(html);
-      }
+      if (opts.graphiql && req.method === 'GET' && (url.pathname === '/graphiql' || url.pathname === '/')) return sendGraphiql(res);
       if (opts.graphiql && req.method === 'GET' && url.pathname.startsWith('/graphiql/assets/')) {
         const asset = graphiqlAsset(url.pathname.slice('/graphiql/assets/'.length));
         if (asset) {
@@ -92,21 +122,100 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
       }
       return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (/graphql, /graphiql, /healthz, /readyz, /metrics), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
     } catch (err) {
-      if (res.headersSent) return void res.destroy();
-      if (isShardqlError(err)) {
-        const { status: declared, ...details } = err.details;
-        const status = typeof declared === 'number' ? declared : ERROR_CATALOGUE[err.code].status;
-        return sendError(res, err.code, err.message, status, details);
-      }
-      opts.log('http_error', { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
-      return sendError(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', 500);
+      failed(res, err, undefined);
     }
-  };
+  }
 
-  async function graphql(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  function sendGraphiql(res: ServerResponse): void {
+    const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql! });
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': GRAPHIQL_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
+    res.end(html);
+  }
+
+  /** A request that failed before or outside GraphQL: our errors keep their code; anything else is logged and a bare 500. */
+  function failed(res: ServerResponse, err: unknown, scope: RequestScope | undefined): void {
+    if (res.headersSent) return void res.destroy();
+    if (isShardqlError(err)) {
+      if (scope) countError(scope, err.code);
+      const { status: declared, ...details } = err.details;
+      const status = typeof declared === 'number' ? declared : ERROR_CATALOGUE[err.code].status;
+      return sendError(res, err.code, err.message, status, details);
+    }
+    if (scope) countError(scope, 'INTERNAL_SERVER_ERROR');
+    opts.log('http_error', {
+      ...(scope ? { requestId: scope.id } : {}),
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      stack: err instanceof Error ? err.stack : undefined,
+    });
+    sendError(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', 500);
+  }
+
+  async function graphqlRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const started = process.hrtime.bigint();
+    const method = req.method ?? 'GET';
+    const address = clientAddress(req, opts.trustedProxies);
+    const scope: RequestScope = {
+      id: requestIdOf(req.headers['x-request-id']),
+      address,
+      trace: opts.tracer?.startRequest(req.headers, `${method} /graphql`, { 'http.request.method': method, 'url.path': '/graphql', 'client.address': address }),
+      operation: undefined,
+      errors: {},
+      usage: undefined,
+    };
+    res.setHeader('x-request-id', scope.id);
+    let viewer: bigint | undefined;
+    try {
+      viewer = await graphql(req, res, url, scope);
+    } catch (err) {
+      failed(res, err, scope);
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const status = res.statusCode;
+    const usage = scope.usage;
+    opts.log(
+      'request',
+      {
+        requestId: scope.id,
+        method,
+        status,
+        durationMs: Math.round(ms * 100) / 100,
+        client: scope.address,
+        ...(scope.operation !== undefined ? { operation: scope.operation } : {}),
+        ...(viewer !== undefined ? { viewer: viewer.toString() } : {}),
+        ...(usage
+          ? {
+              sqlRoundTrips: usage.stats.roundTrips,
+              sqlRows: usage.stats.rows,
+              cacheRoundTrips: { memcached: usage.cache.layers.memcached?.roundTrips ?? 0, redis: usage.cache.layers.redis?.roundTrips ?? 0 },
+            }
+          : {}),
+        ...(Object.keys(scope.errors).length > 0 ? { errors: scope.errors } : {}),
+        ...(scope.trace ? { traceId: scope.trace.traceId } : {}),
+      },
+      status >= 500 ? 'error' : 'info',
+    );
+    scope.trace?.end({ 'http.response.status_code': status }, status >= 500 ? { code: 'INTERNAL_SERVER_ERROR' } : undefined);
+  }
+
+  /** Serves one /graphql request; returns its viewer, if the context was built. */
+  async function graphql(req: IncomingMessage, res: ServerResponse, url: URL, scope: RequestScope): Promise<bigint | undefined> {
+    if (wantsHtml(req)) {
+      if (opts.graphiql) return void sendGraphiql(res);
+      if (opts.landingPage ?? true) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': LANDING_PAGE_CONTENT_SECURITY_POLICY, 'cache-control': 'public, max-age=300' });
+        return void res.end(landingPage('/graphql'));
+      }
+      countError(scope, 'NOT_FOUND');
+      return void sendError(res, 'NOT_FOUND', 'Expected a GraphQL request: POST /graphql with a JSON body');
+    }
     const headers = new HeaderMap();
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     let body: unknown = undefined;
+    const refuse = (code: ErrorCode, message: string, status?: number): undefined => {
+      countError(scope, code);
+      sendError(res, code, message, status);
+      return undefined;
+    };
     if (req.method === 'POST') {
       const text = await readBody(req);
       const type = headers.get('content-type') ?? '';
@@ -114,25 +223,26 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
         try {
           body = JSON.parse(text);
         } catch {
-          return sendError(res, 'INVALID_ARGUMENT', 'Expected a JSON request body', 400);
+          return refuse('INVALID_ARGUMENT', 'Expected a JSON request body', 400);
         }
       } else {
         body = text;
       }
-      if (Array.isArray(body) && !opts.batching) return sendError(res, 'INVALID_ARGUMENT', 'Expected one operation per request: batching is off', 400);
+      if (Array.isArray(body) && !opts.batching) return refuse('INVALID_ARGUMENT', 'Expected one operation per request: batching is off', 400);
       if (Array.isArray(body) && (body.length === 0 || body.length > MAX_BATCH_OPERATIONS)) {
-        return sendError(res, 'INVALID_ARGUMENT', `Expected a batch of 1 to ${MAX_BATCH_OPERATIONS} operations, got ${body.length}`, 400);
+        return refuse('INVALID_ARGUMENT', `Expected a batch of 1 to ${MAX_BATCH_OPERATIONS} operations, got ${body.length}`, 400);
       }
     }
     if (opts.trusted) {
       if (req.method !== 'POST' || typeof body !== 'object' || body === null) {
-        return sendError(res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs only trusted documents, sent by POST as JSON');
+        return refuse('PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs only trusted documents, sent by POST as JSON');
       }
       const trusted = opts.trusted;
       body = Array.isArray(body) ? body.map((b: unknown) => trusted.resolve((b ?? {}) as Record<string, unknown>)) : trusted.resolve(body as Record<string, unknown>);
     }
-    const context = await opts.context(req);
-    await opts.admit?.(req, context, Array.isArray(body) ? body.length : 1);
+    const context = await opts.context(req, scope);
+    const viewer = opts.viewerOf?.(context);
+    await opts.admit?.(scope, viewer, Array.isArray(body) ? body.length : 1);
     const response = await opts.apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
       context: async () => context,
@@ -140,8 +250,12 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     const out: Record<string, string> = {};
     for (const [k, v] of response.headers) out[k] = v;
     res.writeHead(response.status ?? 200, out);
-    if (response.body.kind === 'complete') return void res.end(response.body.string);
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+      return viewer;
+    }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
+    return viewer;
   }
 }

@@ -60,6 +60,23 @@ export interface LoaderOptions {
 
 type ListRead = { readonly req: PageRequest; readonly count?: undefined } | { readonly count: CountKey; readonly req?: undefined };
 
+/**
+ * One level of one loader: under a span `loader <name>` when the operation is traced, whose
+ * children are then the store's cache and SQL calls; just the call when it is not.
+ */
+async function level<T>(ctx: OpContext, name: string, keys: number, run: (ctx: OpContext) => Promise<T>): Promise<T> {
+  if (ctx.trace === undefined) return run(ctx);
+  const span = ctx.trace.begin(`loader ${name}`, { 'shardql.keys': keys });
+  try {
+    const out = await run({ ...ctx, trace: span.children });
+    span.end();
+    return out;
+  } catch (err) {
+    span.end(undefined, err);
+    throw err;
+  }
+}
+
 export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOptions = {}): Loaders {
   const batch = opts.batch ?? true;
   // Pages and counts asked at one level share one batch: one cache probe, then one query of each
@@ -69,7 +86,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       const reqs: PageRequest[] = [];
       const counts: CountKey[] = [];
       for (const r of reads) r.req ? reqs.push(r.req) : counts.push(r.count!);
-      const out = await storage.mappings.readLists(reqs, counts, ctx);
+      const out = await level(ctx, 'lists', reads.length, (c) => storage.mappings.readLists(reqs, counts, c));
       let p = 0;
       return reads.map((r) => (r.req ? out.pages[p++]! : (out.counts.get(countKey(r.count!.id, r.count!.kind)) ?? 0)));
     },
@@ -78,7 +95,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
   return {
     objects: new DataLoader(
       async (ids) => {
-        const { found, failed } = await storage.objects.getManySettled(ids, ctx);
+        const { found, failed } = await level(ctx, 'objects', ids.length, (c) => storage.objects.getManySettled(ids, c));
         return ids.map((id) => {
           const err = failed.get(id);
           if (err !== undefined) return err instanceof Error ? err : new Error(String(err));
@@ -96,10 +113,12 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       async (keys) => {
         const byTable = groupBy(keys, (k) => k.table);
         const found = new Set<string>();
-        await Promise.all(
-          [...byTable.entries()].map(async ([table, pairs]) => {
-            for (const key of await storage.mappings.existing(table, pairs, ctx)) found.add(`${table}:${key}`);
-          }),
+        await level(ctx, 'edges', keys.length, (c) =>
+          Promise.all(
+            [...byTable.entries()].map(async ([table, pairs]) => {
+              for (const key of await storage.mappings.existing(table, pairs, c)) found.add(`${table}:${key}`);
+            }),
+          ),
         );
         return keys.map((k) => found.has(`${k.table}:${k.from}:${k.to}`));
       },
@@ -123,7 +142,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
 
     usernames: new DataLoader(
       async (names) => {
-        const found = await storage.lookups.lookup('username', names, ctx);
+        const found = await level(ctx, 'usernames', names.length, (c) => storage.lookups.lookup('username', names, c));
         return names.map((n) => found.get(n) ?? null);
       },
       { batch },

@@ -3,6 +3,23 @@ import type { InvalidationLog } from '../cache/invalidationLog.ts';
 import type { OpContext } from './sqlStats.ts';
 
 /**
+ * One call to a cache layer (a probe, a fill, an invalidation: one round trip per server) under a
+ * span of its own when the operation is traced; just the call when it is not.
+ */
+export async function cacheCall<T>(ctx: OpContext, layer: CacheLayer, operation: string, keys: number, run: () => Promise<T>): Promise<T> {
+  if (ctx.trace === undefined) return run();
+  const span = ctx.trace.begin(`cache ${layer} ${operation}`, { 'db.system.name': layer, 'db.operation.name': operation, 'shardql.keys': keys }, 'client');
+  try {
+    const out = await run();
+    span.end();
+    return out;
+  } catch (err) {
+    span.end(undefined, err);
+    throw err;
+  }
+}
+
+/**
  * Where an item lives in the in-process cache: the namespace and ID of its invalidation key
  * (`o:42` → 'o', 42n; `l:board_has_pins:7` → 'l:board_has_pins', 7n) and a field inside it.
  */
@@ -46,7 +63,8 @@ export class LookAside {
     found: (item: T, value: V) => void,
     below: (misses: readonly T[], fill: (item: T, value: V) => void) => Promise<void>,
   ): Promise<void> {
-    const view = this.#log && ctx.near && items.length > 0 ? await (ctx.near.view ??= this.#log.view(ctx.cache)) : undefined;
+    const log = this.#log;
+    const view = log && ctx.near && items.length > 0 ? await (ctx.near.view ??= cacheCall(ctx, 'redis', 'barrier', 0, () => log.view(ctx.cache))) : undefined;
     if (!view) return below(items, () => undefined);
     ctx.near!.current = view;
     const near = this.#log!.near;
@@ -106,7 +124,7 @@ export class LookAside {
     let failure: unknown;
     if (shared) {
       try {
-        await shared.run(keys);
+        await cacheCall(ctx, shared.layer, 'invalidate', keys.length, () => shared.run(keys));
       } catch (err) {
         sharedDone = false;
         failure = err;
@@ -118,7 +136,8 @@ export class LookAside {
     if (this.#log) {
       ctx.cache?.roundTrip('redis');
       try {
-        await this.#log.append(keys, sharedDone ? [] : keys);
+        const log = this.#log;
+        await cacheCall(ctx, 'redis', 'log', keys.length, () => log.append(keys, sharedDone ? [] : keys));
         logged = true;
       } catch (err) {
         failure = err;

@@ -8,7 +8,7 @@ import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type
 import { activeGuardStatements } from './objectStore.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
-import type { LookAside } from './lookAside.ts';
+import { cacheCall, type LookAside } from './lookAside.ts';
 
 /** Room left between neighbours in the owner's order, so a move rarely renumbers anything. */
 export const POSITION_GAP = 1024;
@@ -467,7 +467,10 @@ export class MappingStore {
     const countFields = countKeys.map((k) => ({ list: listCacheKey(k.kind, k.id), field: 'n' }));
     let pageMisses: readonly PagePlan[] = plans;
     let countMisses: readonly CountKey[] = countKeys;
-    const probe = this.#lists ? await this.#lists.probe([...plans.map((p) => p.cacheField), ...countFields], ctx.cache) : undefined;
+    const lists = this.#lists;
+    const probe = lists
+      ? await cacheCall(ctx, 'redis', 'get', plans.length + countFields.length, () => lists.probe([...plans.map((p) => p.cacheField), ...countFields], ctx.cache))
+      : undefined;
     if (probe) {
       const pm: PagePlan[] = [];
       plans.forEach((p, j) => {
@@ -520,7 +523,7 @@ export class MappingStore {
         }
       }),
     ]);
-    if (this.#lists && fills.length > 0) await this.#lists.fill(fills, ctx.cache);
+    if (lists && fills.length > 0) await cacheCall(ctx, 'redis', 'fill', fills.length, () => lists.fill(fills, ctx.cache));
   }
 
   async #fetchPages(host: string, items: readonly PagePlan[], ctx: OpContext): Promise<Map<number, PageRow[]>> {

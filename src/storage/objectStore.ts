@@ -6,7 +6,7 @@ import { shardDatabase } from '../core/topology.ts';
 import type { BatchPart, ShardRouter, Row, SqlCondition, SqlValue, Statement, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { FillToken, MemcachedObjects } from '../cache/memcachedObjects.ts';
-import type { LookAside } from './lookAside.ts';
+import { cacheCall, type LookAside } from './lookAside.ts';
 
 /** The cache key of an object: `o:<id>` (namespace 'o' of the in-process cache, see lookAside.ts). */
 export const objectCacheKey = (id: bigint): string => `o:${id}`;
@@ -252,7 +252,8 @@ export class ObjectStore {
     if (!this.#cache || unique.length === 0) return this.#fetchSettled(unique, ctx);
     // Look-aside: one multi-get per memcached server; misses from MySQL (one round trip per host),
     // filled back under the tokens the probe returned.
-    const probe = await this.#cache.probe(unique.map(objectCacheKey), ctx.cache);
+    const cache = this.#cache;
+    const probe = await cacheCall(ctx, 'memcached', 'get', unique.length, () => cache.probe(unique.map(objectCacheKey), ctx.cache));
     const found = new Map<bigint, StoredObject>();
     const misses: bigint[] = [];
     for (const id of unique) {
@@ -270,7 +271,7 @@ export class ObjectStore {
       const token = probe.tokens.get(key);
       if (token !== undefined) fills.push({ key, value: encodeCached(o), token });
     }
-    if (fills.length > 0) await this.#cache.fill(fills, ctx.cache);
+    if (fills.length > 0) await cacheCall(ctx, 'memcached', 'fill', fills.length, () => cache.fill(fills, ctx.cache));
     return { found, failed: fromDb.failed };
   }
 

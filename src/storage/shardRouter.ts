@@ -4,7 +4,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { shardOf } from '../core/ids.ts';
 import type { Endpoint, Topology } from '../core/topology.ts';
 import { checkSqlIdentifiers, withoutStringLiterals, type KnownDatabases } from './sqlIdentifiers.ts';
-import type { OpContext } from './sqlStats.ts';
+import { sqlSpanAttributes, type OpContext } from './sqlStats.ts';
 
 export interface MysqlCredentials {
   readonly user: string;
@@ -269,13 +269,16 @@ export class ShardRouter {
   async query(host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
     checkSqlIdentifiers(sql, this.#known);
     const timeout = this.#timeoutWithin(ctx, shards, sql);
+    const span = ctx.trace?.begin('sql', sqlSpanAttributes(host, shards, 1), 'client');
     try {
       const [rows] = await this.#pool(host, ctx.topology).query<Row[]>({ sql, values: values as unknown[], timeout });
       ctx.stats?.record(host, shards, rows.length);
+      span?.end({ 'db.response.returned_rows': rows.length });
       return rows;
     } catch (err) {
       ctx.stats?.record(host, shards, 0);
       const e = this.#translate(err, host, shards);
+      span?.end(undefined, e);
       // A read cut short by the request's deadline (its timeout was clamped to it), not by the host: say so.
       if (
         ctx.deadline !== undefined &&
@@ -356,18 +359,18 @@ export class ShardRouter {
       });
       begun = true;
       if (commit) ended = true;
+      const span = ctx.trace?.begin('sql', sqlSpanAttributes(host, shards, all.length), 'client');
       try {
         const [result] = await conn.query({ sql: texts.join(';\n'), timeout });
         const results = (all.length === 1 ? [result] : result) as StatementResult[];
-        ctx.stats?.record(
-          host,
-          shards,
-          results.reduce((n, r) => n + (Array.isArray(r) ? r.length : 0), 0),
-        );
+        const rows = results.reduce((n, r) => n + (Array.isArray(r) ? r.length : 0), 0);
+        ctx.stats?.record(host, shards, rows);
+        span?.end({ 'db.response.returned_rows': rows });
         return results.slice(skip, skip + statements.length);
       } catch (err) {
         ctx.stats?.record(host, shards, 0);
         const e = this.#translate(err, host, shards);
+        span?.end(undefined, e);
         // A statement cancelled by a shard move (it waited on the source's lock) is a paused write: retryable as such.
         const gone = e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' ? moved() : undefined;
         const thrown = gone === undefined ? e : paused(gone);

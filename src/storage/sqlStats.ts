@@ -1,6 +1,7 @@
 import type { CacheStats } from '../cache/cacheStats.ts';
 import type { NearView } from '../cache/nearCache.ts';
 import type { Topology } from '../core/topology.ts';
+import type { OpTrace } from '../core/trace.ts';
 
 /**
  * What one operation (usually one GraphQL request) cost in SQL: round trips, and the shards and
@@ -40,4 +41,14 @@ export interface OpContext {
    * (one read barrier) and shared by every later read of the operation. Absent: no L1 reads.
    */
   readonly near?: { view?: Promise<NearView | undefined>; current?: NearView | undefined };
+  /**
+   * Where this operation's spans go (SQL round trips, cache calls), under the span of whoever
+   * called; absent when tracing is off — then no span is made at all.
+   */
+  readonly trace?: OpTrace | undefined;
+}
+
+/** The attributes of one SQL round trip's span (OpenTelemetry's database names where there is one). */
+export function sqlSpanAttributes(host: string, shards: readonly number[], statements: number): Record<string, string | number> {
+  return { 'db.system.name': 'mariadb', 'server.address': host, 'shardql.shard_count': shards.length, 'shardql.statements': statements };
 }

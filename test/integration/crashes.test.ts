@@ -305,8 +305,10 @@ async function sendAll(gw: GatewayProcess, jobs: readonly Job[], keyFor: (i: num
       try {
         r = await gw.gql(job.mutation, job.variables, { token, headers: { 'idempotency-key': keyFor(i) } });
       } catch {
-        outcomes[i] = { kind: 'cut' }; // the connection dropped: no answer
-        continue;
+        // The connection dropped: no answer. The gateway is going down; this client sends no more
+        // (its exit may not be seen yet, and a refused request would be no crash of a write).
+        outcomes[i] = { kind: 'cut' };
+        return;
       }
       assert.equal(r.body.errors, undefined, `job ${i}: ${r.text}`);
       outcomes[i] = { kind: 'acknowledged', data: r.body.data };

@@ -125,3 +125,49 @@ describe('Config: one Redis or a Redis Cluster', () => {
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
 });
+
+describe('Config: running it in production', () => {
+  test('nothing set: HS256 only, socket addresses, no tracing, the defaults left to the gateway', () => {
+    const c = loadConfig(BASE);
+    for (const key of ['identityProvider', 'trustedProxies', 'tracing', 'logLevel', 'logPretty', 'landingPage', 'schemaPrivacy'] as const) assert.equal(c[key], undefined, key);
+  });
+
+  test('an identity provider: JWKS URL, issuer and audience together; claim and skew optional', () => {
+    const idp = { SHARDQL_JWKS_URL: 'https://id.example.com/.well-known/jwks.json', SHARDQL_JWT_ISSUER: 'https://id.example.com/', SHARDQL_JWT_AUDIENCE: 'shardql-api' };
+    assert.deepEqual(loadConfig({ ...BASE, ...idp }).identityProvider, { jwksUrl: idp.SHARDQL_JWKS_URL, issuer: idp.SHARDQL_JWT_ISSUER, audience: 'shardql-api' });
+    assert.deepEqual(loadConfig({ ...BASE, ...idp, SHARDQL_JWT_USER_CLAIM: 'https://example.com/uid', SHARDQL_JWT_CLOCK_SKEW_S: '10' }).identityProvider, {
+      jwksUrl: idp.SHARDQL_JWKS_URL, issuer: idp.SHARDQL_JWT_ISSUER, audience: 'shardql-api', userClaim: 'https://example.com/uid', clockSkewSeconds: 10,
+    });
+    const refused: Record<string, string | undefined>[] = [
+      { ...idp, SHARDQL_JWT_ISSUER: undefined },
+      { ...idp, SHARDQL_JWT_AUDIENCE: undefined },
+      { ...idp, SHARDQL_JWKS_URL: 'ftp://id.example.com/jwks' },
+      { ...idp, SHARDQL_JWKS_URL: 'not a url' },
+      { ...idp, SHARDQL_JWT_ISSUER: 'shardql' },
+      { ...idp, SHARDQL_JWT_CLOCK_SKEW_S: '3600' },
+      { ...idp, SHARDQL_JWT_USER_CLAIM: 'a claim with spaces' },
+      { SHARDQL_JWT_ISSUER: 'https://id.example.com/' },
+    ];
+    for (const env of refused) assert.throws(() => loadConfig({ ...BASE, ...env }), ConfigError, JSON.stringify(env));
+  });
+
+  test('trusted proxies: addresses, CIDRs and names; a typo is refused at start, not ignored', () => {
+    assert.deepEqual(loadConfig({ ...BASE, SHARDQL_TRUSTED_PROXIES: '10.0.0.0/8, 192.168.1.7,loopback,fd00::/8' }).trustedProxies, ['10.0.0.0/8', '192.168.1.7', 'loopback', 'fd00::/8']);
+    for (const bad of ['10.0.0.0/33', 'proxy.internal', '300.1.1.1']) assert.throws(() => loadConfig({ ...BASE, SHARDQL_TRUSTED_PROXIES: bad }), ConfigError, bad);
+  });
+
+  test('logs, traces, landing page, schema privacy', () => {
+    const c = loadConfig({
+      ...BASE, SHARDQL_LOG_LEVEL: 'warn', SHARDQL_LOG_PRETTY: '1', SHARDQL_OTLP_ENDPOINT: 'http://collector:4318/v1/traces', SHARDQL_TRACE_SAMPLE_RATIO: '0.25',
+      SHARDQL_SERVICE_NAME: 'shardql-eu', SHARDQL_LANDING_PAGE: 'off', SHARDQL_SCHEMA_PRIVACY: '0',
+    });
+    assert.equal(c.logLevel, 'warn');
+    assert.equal(c.logPretty, true);
+    assert.deepEqual(c.tracing, { otlpEndpoint: 'http://collector:4318/v1/traces', sampleRatio: 0.25, serviceName: 'shardql-eu' });
+    assert.equal(c.landingPage, false);
+    assert.equal(c.schemaPrivacy, false);
+    for (const [name, bad] of [['SHARDQL_LOG_LEVEL', 'verbose'], ['SHARDQL_TRACE_SAMPLE_RATIO', '2'], ['SHARDQL_LANDING_PAGE', 'yes'], ['SHARDQL_SCHEMA_PRIVACY', 'true'], ['SHARDQL_LOG_PRETTY', 'on']] as const) {
+      assert.throws(() => loadConfig({ ...BASE, SHARDQL_OTLP_ENDPOINT: 'http://collector:4318/v1/traces', [name]: bad }), ConfigError, `${name}=${bad}`);
+    }
+  });
+});

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestTrace } from '../core/trace.ts';
+
+/**
+ * What the gateway knows about one HTTP request from its first byte to its log line: made by the
+ * handler, filled in by the layers the request passes through (the GraphQL layer names the
+ * operation and counts its errors), read back for the one log line every request ends with.
+ */
+export interface RequestScope {
+  /** From the request's `x-request-id` when it is a plausible ID, else made here; sent back in `x-request-id`. */
+  readonly id: string;
+  /** The client's address (after trusted proxies, see clientAddress.ts): rate limits and logs use it. */
+  readonly address: string;
+  /** The request's root span; undefined when tracing is off. */
+  readonly trace: RequestTrace | undefined;
+  /** Name(s) of the GraphQL operation(s) run, as the log shows them. */
+  operation: string | undefined;
+  /** Error codes of the response, with how often each came. */
+  readonly errors: Record<string, number>;
+  /** The request's SQL and cache traffic, once the context that counts them is built. */
+  usage: RequestUsage | undefined;
+}
+
+/** Structurally the SqlStats and CacheStats of the request's context. */
+export interface RequestUsage {
+  readonly stats: { readonly roundTrips: number; readonly rows: number };
+  readonly cache: { readonly layers: Readonly<Record<string, { readonly roundTrips: number }>> };
+}
+
+/** An `x-request-id` a proxy or client may have set: kept only if it is short and plain (it goes into logs). */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+export function requestIdOf(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+export function countError(scope: RequestScope, code: string): void {
+  scope.errors[code] = (scope.errors[code] ?? 0) + 1;
+}
