@@ -191,6 +191,17 @@ export interface WorkerConfig {
   readonly reconcileEveryMs: number;
   /** SHARDQL_WORKER_TEST_JOBS=1 registers the probe jobs the queue's tests use. Never in production. */
   readonly testJobs: boolean;
+  /** SHARDQL_IMPORT_PASSWORD: the password of import sources (`shardql import --from`); unset: see `importPassword`. */
+  readonly importPassword: string | null;
+}
+
+/**
+ * The password for an import source's user: SHARDQL_IMPORT_PASSWORD, else (a source on the shards'
+ * own servers, as in the local stack) the shards' password when the source user is the shards' user.
+ */
+export function importPassword(configured: string | null, sourceUser: string, shards: { readonly user: string; readonly password: string }): string {
+  if (configured !== null) return configured;
+  return sourceUser === shards.user ? shards.password : '';
 }
 
 export function loadWorkerConfig(env: Env): WorkerConfig {
@@ -220,5 +231,6 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     repairEveryMs: int('SHARDQL_REPAIR_EVERY_MS', 10_000, 0),
     reconcileEveryMs: int('SHARDQL_RECONCILE_EVERY_MS', 6 * 3600_000, 0),
     testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
+    importPassword: env.SHARDQL_IMPORT_PASSWORD ?? null,
   };
 }

@@ -6,7 +6,7 @@
  * nothing but Redis, MySQL and etcd: either scales on its own.
  */
 import { createCacheLayers } from './cache/cacheLayers.ts';
-import type { GatewayConfig, WorkerConfig } from './config.ts';
+import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import type { JobRegistry } from './jobs/jobKind.ts';
@@ -17,6 +17,7 @@ import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
+import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
 import { TopologyWatcher } from './topology/topologyWatcher.ts';
@@ -68,6 +69,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   if (workerConfig.queues.includes('sweeps')) {
     await scheduleSweeps(jobs, JOB_KINDS, { repairEveryMs: workerConfig.repairEveryMs, reconcileEveryMs: workerConfig.reconcileEveryMs });
   }
+  const sources = importSources((loc) => importPassword(workerConfig.importPassword, loc.user, config.mysql));
   const workers = new JobWorkers({
     redis,
     prefix,
@@ -77,6 +79,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     lockMs: workerConfig.lockMs,
     stalledCheckMs: workerConfig.stalledCheckMs,
     storage,
+    importSources: sources,
     topology: () => current,
     jobs,
     log,
@@ -88,6 +91,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     async stop() {
       await workers.stop(workerConfig.stopGraceMs);
       await jobs.close();
+      await sources.close();
       redis.disconnect();
       await storage.close();
       layers.close();

@@ -18,6 +18,7 @@ import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
+import type { ImportSources } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import { JobInterrupted, type JobContext, type JobRegistry, type JsonObject } from './jobKind.ts';
 import { QUEUES, queuePrefix, type QueueName } from './queues.ts';
@@ -36,6 +37,7 @@ export interface JobWorkersOptions {
   /** How often stalled jobs are looked for, ms. Default 5000. */
   readonly stalledCheckMs?: number;
   readonly storage: Storage;
+  readonly importSources: ImportSources;
   topology(): Topology;
   readonly jobs: BackgroundJobs;
   readonly log: (event: string, fields?: Record<string, unknown>) => void;
@@ -96,6 +98,7 @@ export class JobWorkers {
     }
     const ctx: JobContext = {
       storage: this.#opts.storage,
+      importSources: this.#opts.importSources,
       topology: this.#opts.topology,
       jobs: this.#opts.jobs,
       log: (event, fields) => this.#opts.log(event, { kind: job.name, id: job.id, ...fields }),

@@ -7,12 +7,14 @@
  * `BackgroundJobs` port its services get (src/services/backgroundJobs.ts).
  */
 import type { PayloadOf } from './jobKind.ts';
+import { importChunkJob } from './kinds/import.ts';
 import { reconcileShards, reconcileSweep, repairPass } from './kinds/sweeps.ts';
 
 export const JOB_KINDS = {
   'sweep.repair': repairPass,
   'sweep.reconcile': reconcileSweep,
   'sweep.reconcile-shards': reconcileShards,
+  'import.chunk': importChunkJob,
 } as const;
 
 export type JobName = keyof typeof JOB_KINDS;

@@ -5,6 +5,7 @@ import { MappingStore } from './mappingStore.ts';
 import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
 import { IntentLog } from './intentLog.ts';
+import { ImportStore } from './importStore.ts';
 import { LookAside } from './lookAside.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
@@ -18,6 +19,8 @@ export interface Storage {
   readonly mappings: MappingStore;
   readonly lookups: ModShardStore;
   readonly intents: IntentLog;
+  /** `shardql import`: batches of imported objects and edges, the old → new ID map, the ledger. */
+  readonly imports: ImportStore;
   /**
    * Invalidates cache keys (`o:<id>`, `l:<table>:<from>`) in every layer and the log; throws if any
    * layer fails. The repair pass's replay of an `invalidate` intent.
@@ -73,6 +76,7 @@ export function createStorage(opts: StorageOptions): Storage {
     mappings,
     lookups: new ModShardStore({ router, ...clock }),
     intents,
+    imports: new ImportStore({ router, ...clock }),
     async replayInvalidation(keys, ctx = {}) {
       await Promise.all([
         objects.replayInvalidation(keys.filter((k) => k.startsWith('o:')).map(idOfCacheKey), ctx),
