@@ -122,7 +122,8 @@ export class ImportStore {
         // 1. What this source already made here (locked: a concurrent run of the same batch waits), and which owners are active.
         const first: Statement[] = [
           {
-            sql: `SELECT m.old_id, m.new_id, o.data FROM ${db}.import_ids m LEFT JOIN ${table} o ON o.local_id = (m.new_id & ${MAX_LOCAL_ID}) WHERE m.source = ? AND m.type = ? AND m.old_id IN (${items.map(() => '?').join(',')}) FOR UPDATE`,
+            // Columns qualified by their database (the router's SQL guard reads `x.y` as a database name).
+            sql: `SELECT ${db}.import_ids.old_id, ${db}.import_ids.new_id, ${table}.data FROM ${db}.import_ids LEFT JOIN ${table} ON ${table}.local_id = (${db}.import_ids.new_id & ${MAX_LOCAL_ID}) WHERE ${db}.import_ids.source = ? AND ${db}.import_ids.type = ? AND ${db}.import_ids.old_id IN (${items.map(() => '?').join(',')}) FOR UPDATE`,
             values: [source, typeNo, ...items.map((i) => i.oldId)],
           },
         ];
