@@ -8,6 +8,7 @@
  *   shardql token <user>             mint a viewer token
  *   shardql serve | dev              run the gateway (dev: everything for a fresh machine first, and a worker)
  *   shardql worker | jobs            run background jobs; the queues' depth, failures and lag
+ *   shardql import --from URL        move an unsharded MySQL database into the shards (as jobs)
  *
  * Exit status: 0 success, 1 failure (one line on stderr; SHARDQL_DEBUG=1 adds the stack), 2 usage.
  */
@@ -16,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { CliError, UsageError, commandHelp, groupHelp, mainHelp, parseCommandArgs, usageLine, type CliContext, type Command } from './cli/command.ts';
 import { dataCommands } from './cli/dataCommands.ts';
+import { importCommands } from './cli/importCommands.ts';
 import { repairCommands } from './cli/repairCommands.ts';
 import { serverCommands } from './cli/serverCommands.ts';
 import { stackCommands } from './cli/stackCommands.ts';
@@ -24,7 +26,7 @@ import { topologyOpsCommands } from './cli/topologyOpsCommands.ts';
 import { workerCommands } from './cli/workerCommands.ts';
 import { StackError } from './stack/errors.ts';
 
-const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...repairCommands, ...serverCommands, ...workerCommands];
+const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...importCommands, ...repairCommands, ...serverCommands, ...workerCommands];
 
 const root = resolve(import.meta.dirname, '..');
 

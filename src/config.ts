@@ -417,6 +417,17 @@ export interface WorkerConfig {
   readonly testJobs: boolean;
   /** Followers a fan-out reads (and feeds it appends to) per page. SHARDQL_FEED_FANOUT_PAGE, default 1000. */
   readonly fanoutPage: number;
+  /** SHARDQL_IMPORT_PASSWORD: the password of import sources (`shardql import --from`); unset: see `importPassword`. */
+  readonly importPassword: string | null;
+}
+
+/**
+ * The password for an import source's user: SHARDQL_IMPORT_PASSWORD, else (a source on the shards'
+ * own servers, as in the local stack) the shards' password when the source user is the shards' user.
+ */
+export function importPassword(configured: string | null, sourceUser: string, shards: { readonly user: string; readonly password: string }): string {
+  if (configured !== null) return configured;
+  return sourceUser === shards.user ? shards.password : '';
 }
 
 export function loadWorkerConfig(env: Env): WorkerConfig {
@@ -448,5 +459,6 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     eventSweepEveryMs: int('SHARDQL_EVENT_SWEEP_EVERY_MS', 3600_000, 0),
     testJobs: env.SHARDQL_WORKER_TEST_JOBS === '1',
     fanoutPage: int('SHARDQL_FEED_FANOUT_PAGE', 1000, 1),
+    importPassword: env.SHARDQL_IMPORT_PASSWORD ?? null,
   };
 }

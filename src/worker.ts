@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
-import type { GatewayConfig, WorkerConfig } from './config.ts';
+import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import type { JobRegistry } from './jobs/jobKind.ts';
@@ -18,6 +18,7 @@ import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
+import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
@@ -80,6 +81,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
       eventSweepEveryMs: workerConfig.eventSweepEveryMs,
     });
   }
+  const sources = importSources((loc) => importPassword(workerConfig.importPassword, loc.user, config.mysql));
   const workers = new JobWorkers({
     redis,
     prefix,
@@ -89,6 +91,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     lockMs: workerConfig.lockMs,
     stalledCheckMs: workerConfig.stalledCheckMs,
     storage,
+    importSources: sources,
     topology: () => current,
     jobs,
     feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
@@ -105,6 +108,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     async stop() {
       await workers.stop(workerConfig.stopGraceMs);
       await jobs.close();
+      await sources.close();
       redis.disconnect();
       await storage.close();
       layers.close();

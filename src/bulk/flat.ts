@@ -4,8 +4,8 @@
  * one table per relation (likes, follows, board follows) indexed both ways. It is the baseline a
  * single MySQL answering with JOINs would give (bench/baselines/flat.ts).
  */
-import type { Part } from './sql.ts';
-import { sqlString } from './sql.ts';
+import type { Part } from '../storage/bulkSql.ts';
+import { sqlString } from '../storage/bulkSql.ts';
 import { boardJson, members, pinJson, userJson, type DatasetIndex } from './sharded.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { normalizeLookupKey } from '../core/modShard.ts';

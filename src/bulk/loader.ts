@@ -6,7 +6,7 @@
 import { createConnection, type Connection } from 'mysql2/promise';
 import type { Endpoint } from '../core/topology.ts';
 import { human, progressBar, type ProgressStream } from './progress.ts';
-import { statementsOf, totalRows, type Part } from './sql.ts';
+import { statementsOf, totalRows, type Part } from '../storage/bulkSql.ts';
 
 export interface LoadStream {
   /** Shown in the report, e.g. `mysql001`. */

@@ -9,7 +9,7 @@ import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { modShardDatabase, shardDatabase, type Topology } from '../core/topology.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { boardId, boardText, groupBy, pinId, pinText, reverseCsr, userId, userText, type Csr, type Dataset } from './generate.ts';
-import { sqlString, type Part } from './sql.ts';
+import { sqlString, type Part } from '../storage/bulkSql.ts';
 
 type Group = { off: Int32Array; items: Int32Array };
 

@@ -7,6 +7,7 @@
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import type { FeedWrites } from '../services/feeds.ts';
+import type { ImportSources } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import type { QueueName } from './queues.ts';
 
@@ -16,6 +17,8 @@ export type JsonObject = { readonly [key: string]: JsonValue };
 /** What a handler may use: services and stores, never a queue's internals. */
 export interface JobContext {
   readonly storage: Storage;
+  /** Import sources (`shardql import`), opened by URL with the worker's configured password. */
+  readonly importSources: ImportSources;
   /** The topology in force (the worker watches etcd like a gateway). */
   topology(): Topology;
   /** To enqueue follow-up jobs (e.g. a sweep's chunks). */

@@ -19,6 +19,7 @@ import type { RedisClient } from '../redis/redisClient.ts';
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import type { FeedWrites } from '../services/feeds.ts';
+import type { ImportSources } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import { JobInterrupted, type JobContext, type JobRegistry, type JsonObject } from './jobKind.ts';
 import { QUEUES, queuePrefix, type QueueName } from './queues.ts';
@@ -37,6 +38,7 @@ export interface JobWorkersOptions {
   /** How often stalled jobs are looked for, ms. Default 5000. */
   readonly stalledCheckMs?: number;
   readonly storage: Storage;
+  readonly importSources: ImportSources;
   topology(): Topology;
   readonly jobs: BackgroundJobs;
   /** The stored home feeds the feed jobs write. */
@@ -99,6 +101,7 @@ export class JobWorkers {
     }
     const ctx: JobContext = {
       storage: this.#opts.storage,
+      importSources: this.#opts.importSources,
       topology: this.#opts.topology,
       jobs: this.#opts.jobs,
       feeds: this.#opts.feeds,

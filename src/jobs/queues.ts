@@ -12,7 +12,7 @@ import { hashTag } from '../core/redisKeySlot.ts';
  * per job, which the fan-out queue (the busiest) does not need.
  */
 
-export const QUEUE_NAMES = ['feed', 'sweeps'] as const;
+export const QUEUE_NAMES = ['feed', 'sweeps', 'import'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export interface QueueSpec {
@@ -29,8 +29,12 @@ export interface QueueSpec {
 export const QUEUES: Readonly<Record<QueueName, QueueSpec>> = {
   // User-facing: a new pin reaching its followers' feeds. Many short jobs.
   feed: { summary: 'user-facing fan-out (first)', concurrency: 8, attempts: 8, backoffMs: 500 },
-  // Repair, reconcile, and later TTL sweeps and imports: long, few, never urgent.
+  // Repair, reconcile, and later TTL sweeps: long, few, never urgent.
   sweeps: { summary: 'repair, reconcile and other sweeps (last)', concurrency: 1, attempts: 4, backoffMs: 5000 },
+  // `shardql import`: chunks of an unsharded database, thousands of rows each. Its own queue so a
+  // long import never delays the repair pass, and workers can be added for an import alone
+  // (`shardql worker --queues import`). Mostly waiting on MySQL: two at once per worker.
+  import: { summary: 'chunks of an unsharded database being imported (shardql import)', concurrency: 2, attempts: 5, backoffMs: 1000 },
 };
 
 /** Finished jobs kept for `shardql jobs`: failures a week (or the newest 10,000), successes an hour. */

@@ -9,6 +9,7 @@
 import type { PayloadOf } from './jobKind.ts';
 import { feedClean, feedFanout, feedRetract } from './kinds/feed.ts';
 import { eventSweep, eventSweepShards, reconcileShards, reconcileSweep, repairPass } from './kinds/sweeps.ts';
+import { importChunkJob } from './kinds/import.ts';
 
 export const JOB_KINDS = {
   'feed.fanout': feedFanout,
@@ -19,6 +20,7 @@ export const JOB_KINDS = {
   'sweep.reconcile-shards': reconcileShards,
   'sweep.events': eventSweep,
   'sweep.events-shards': eventSweepShards,
+  'import.chunk': importChunkJob,
 } as const;
 
 export type JobName = keyof typeof JOB_KINDS;

@@ -99,6 +99,48 @@ export const LOOKUPS_DDL = `CREATE TABLE IF NOT EXISTS lookups (
   PRIMARY KEY (namespace, lookup_key)
 ) ENGINE=InnoDB`;
 
+/**
+ * The ID map of imported objects (`shardql import`), on the shard of each new object, written in
+ * the same transaction as the object: a retried or re-run import finds what it already made here,
+ * so it never makes an object twice. The mod shard indexes it (lookup namespace `import:<type>`).
+ */
+export const IMPORT_IDS_DDL = `CREATE TABLE IF NOT EXISTS import_ids (
+  source VARCHAR(64) NOT NULL,
+  type SMALLINT UNSIGNED NOT NULL,
+  old_id BIGINT UNSIGNED NOT NULL,
+  new_id BIGINT UNSIGNED NOT NULL,
+  PRIMARY KEY (source, type, old_id)
+) ENGINE=InnoDB`;
+
+/**
+ * The import ledger, in the mod shard of each source label: one row per pass (its plan, the source's
+ * clock when it began: the next delta pass's high-water mark) and one per finished chunk.
+ */
+export const IMPORT_RUNS_DDL = `CREATE TABLE IF NOT EXISTS import_runs (
+  source VARCHAR(64) NOT NULL,
+  run INT UNSIGNED NOT NULL,
+  since BIGINT NULL,
+  source_clock BIGINT NOT NULL,
+  plan LONGTEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  finished_at BIGINT NULL,
+  PRIMARY KEY (source, run)
+) ENGINE=InnoDB`;
+
+export const IMPORT_CHUNKS_DDL = `CREATE TABLE IF NOT EXISTS import_chunks (
+  source VARCHAR(64) NOT NULL,
+  run INT UNSIGNED NOT NULL,
+  chunk VARCHAR(40) NOT NULL,
+  rows_read INT NOT NULL,
+  rows_written INT NOT NULL,
+  rejected INT NOT NULL,
+  notes TEXT NOT NULL,
+  worker VARCHAR(128) NOT NULL,
+  started_at BIGINT NOT NULL,
+  finished_at BIGINT NOT NULL,
+  PRIMARY KEY (source, run, chunk)
+) ENGINE=InnoDB`;
+
 /** Every table a shard database holds, by name. */
 export function shardTables(): Map<string, string> {
   const out = new Map<string, string>();
@@ -108,11 +150,16 @@ export function shardTables(): Map<string, string> {
   out.set('intents', INTENTS_DDL);
   out.set('idempotency', IDEMPOTENCY_DDL);
   out.set('events', EVENTS_DDL);
+  out.set('import_ids', IMPORT_IDS_DDL);
   return out;
 }
 
 export function modShardTables(): Map<string, string> {
-  return new Map([['lookups', LOOKUPS_DDL]]);
+  return new Map([
+    ['lookups', LOOKUPS_DDL],
+    ['import_runs', IMPORT_RUNS_DDL],
+    ['import_chunks', IMPORT_CHUNKS_DDL],
+  ]);
 }
 
 export interface DatabasePlan {

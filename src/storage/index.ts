@@ -7,6 +7,7 @@ import { ObjectStore } from './objectStore.ts';
 import { IntentLog } from './intentLog.ts';
 import { EventStore } from './eventStore.ts';
 import type { EventRetention } from '../core/events.ts';
+import { ImportStore } from './importStore.ts';
 import { LookAside } from './lookAside.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
 import type { MemcachedObjects } from '../cache/memcachedObjects.ts';
@@ -22,6 +23,8 @@ export interface Storage {
   readonly intents: IntentLog;
   /** Per-user event sequences (activity, notifications). */
   readonly events: EventStore;
+  /** `shardql import`: batches of imported objects and edges, the old → new ID map, the ledger. */
+  readonly imports: ImportStore;
   /**
    * Invalidates cache keys (`o:<id>`, `l:<table>:<from>`) in every layer and the log; throws if any
    * layer fails. The repair pass's replay of an `invalidate` intent.
@@ -87,6 +90,7 @@ export function createStorage(opts: StorageOptions): Storage {
       ...(opts.events?.retention ? { retention: opts.events.retention } : {}),
       ...(opts.events?.windowMs !== undefined ? { windowMs: opts.events.windowMs } : {}),
     }),
+    imports: new ImportStore({ router, ...clock }),
     async replayInvalidation(keys, ctx = {}) {
       await Promise.all([
         objects.replayInvalidation(keys.filter((k) => k.startsWith('o:')).map(idOfCacheKey), ctx),

@@ -164,6 +164,7 @@ describe('Event sequences: the store', () => {
         topology: () => env.topology,
         jobs: { enqueue: async () => ({ id: 'none' }) },
         feeds: undefined,
+        importSources: undefined as never,
         log: (event) => void logged.push(event),
         signal: new AbortController().signal,
         jobId: 'test',

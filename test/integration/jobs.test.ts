@@ -162,7 +162,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
     const report = JSON.parse(cli.stdout) as { queues: QueueStats[] };
     assert.deepEqual(
       report.queues.map((q) => q.queue),
-      ['feed', 'sweeps'],
+      ['feed', 'sweeps', 'import'],
     );
     const feed = report.queues[0]!;
     assert.equal(feed.failed, 1);

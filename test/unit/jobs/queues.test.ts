@@ -20,12 +20,12 @@ describe('Jobs: queue names, prefixes and settings', () => {
   for (const bad of ['0', 'x', 'feed=0', 'mail=2', 'feed=2000', '']) test(`refuses concurrency ${JSON.stringify(bad)}`, () => assert.throws(() => parseConcurrency(bad)));
   test('queue lists', () => {
     assert.deepEqual(parseQueueList('sweeps, feed,feed'), ['sweeps', 'feed']);
-    assert.throws(() => parseQueueList('feed,mail'), /feed, sweeps/);
+    assert.throws(() => parseQueueList('feed,mail'), /feed, sweeps, import/);
     assert.throws(() => parseQueueList(','));
   });
   test('worker configuration: defaults, overrides, and a clear error', () => {
     const d = loadWorkerConfig({});
-    assert.deepEqual(d, { queues: ['feed', 'sweeps'], concurrency: {}, lockMs: 15000, stalledCheckMs: 5000, stopGraceMs: 10000, repairEveryMs: 10000, reconcileEveryMs: 21600000, eventSweepEveryMs: 3600000, testJobs: false, fanoutPage: 1000 });
+    assert.deepEqual(d, { queues: ['feed', 'sweeps', 'import'], concurrency: {}, lockMs: 15000, stalledCheckMs: 5000, stopGraceMs: 10000, repairEveryMs: 10000, reconcileEveryMs: 21600000, eventSweepEveryMs: 3600000, testJobs: false, fanoutPage: 1000, importPassword: null });
     const o = loadWorkerConfig({ SHARDQL_WORKER_QUEUES: 'feed', SHARDQL_WORKER_CONCURRENCY: '32', SHARDQL_WORKER_LOCK_MS: '1000', SHARDQL_RECONCILE_EVERY_MS: '0' });
     assert.deepEqual([o.queues, o.concurrency, o.lockMs, o.stalledCheckMs, o.reconcileEveryMs], [['feed'], { feed: 32 }, 1000, 1000, 0]);
     assert.throws(() => loadWorkerConfig({ SHARDQL_WORKER_CONCURRENCY: 'lots' }), ConfigError);

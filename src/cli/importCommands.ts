@@ -1,0 +1,398 @@
+/**
+ * `shardql import --from mysql://user@host:port/db`: moves an unsharded database into the shards
+ * through the job queue (README "Importing an unsharded database"). This process plans a pass,
+ * records it in the ledger (the mod shard of the source label), enqueues one job per chunk of each
+ * phase, and shows progress; `shardql worker` processes, on any machines, do the work. Killed at
+ * any point, it is simply run again: it resumes the unfinished pass, and chunks already done are
+ * skipped (and would write nothing if run again).
+ */
+import { readFileSync } from 'node:fs';
+import type { Job } from 'bullmq';
+import { importPassword } from '../config.ts';
+import {
+  chunkName,
+  IMPORT_PHASES,
+  ImportConfigError,
+  importKey,
+  importNamespace,
+  parseImportConfig,
+  resolveSchema,
+  SOURCE_LABEL,
+  type SourceSchema,
+  type SourceTable,
+} from '../core/importSchema.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import type { Topology } from '../core/topology.ts';
+import { jobsRedis } from '../jobs/connection.ts';
+import { JobQueue } from '../jobs/jobQueue.ts';
+import { DEFAULT_QUEUE_PREFIX } from '../jobs/queues.ts';
+import { JOB_KINDS } from '../jobs/registry.ts';
+import { parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
+import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';
+import { ImportSource, parseSourceUrl, sourceUrl, type SourceLocation } from '../storage/importSource.ts';
+import type { Storage } from '../storage/index.ts';
+import { CliError, UsageError, type CliContext, type Command } from './command.ts';
+import { seconds, table } from './format.ts';
+import { configFor, println, publishedTopology, withStorage } from './runtime.ts';
+
+/** Rows per chunk (one job): big enough that a job's fixed costs vanish, small enough to retry cheaply. */
+export const DEFAULT_CHUNK_ROWS = 5000;
+/** `--since last` starts this long before the previous pass began (rows whose times lag their commit). */
+export const SINCE_LAST_OVERLAP_MS = 60_000;
+const POLL_MS = 250;
+
+/** `last`, an ISO 8601 time, or epoch milliseconds. */
+export function parseSince(text: string): number | 'last' {
+  if (text === 'last') return 'last';
+  if (/^[0-9]{1,15}$/.test(text)) return Number(text);
+  const t = Date.parse(text);
+  if (Number.isNaN(t)) throw new UsageError(`--since must be last, an ISO 8601 time or epoch milliseconds, got ${JSON.stringify(text)}`);
+  return t;
+}
+
+export interface TableProgress {
+  readonly table: SourceTable;
+  readonly chunks: number;
+  readonly chunksDone: number;
+  readonly rowsPlanned: number;
+  readonly rowsRead: number;
+  readonly written: number;
+  readonly rejected: number;
+  /** Rows read per second since the table's first chunk began; null before any chunk finished. */
+  readonly rowsPerSecond: number | null;
+  /** Time left at that rate; 0 when done, null when unknown. */
+  readonly etaMs: number | null;
+}
+
+/** Per-table progress of a pass from its plan and the chunks the ledger has. Pure. */
+export function progressOf(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, now: number): TableProgress[] {
+  const out: TableProgress[] = [];
+  for (const phase of IMPORT_PHASES) {
+    for (const t of phase) {
+      const chunks = plan.chunks[t];
+      if (!chunks) continue;
+      let chunksDone = 0;
+      let rowsRead = 0;
+      let plannedDone = 0;
+      let written = 0;
+      let rejected = 0;
+      let first = Infinity;
+      let last = 0;
+      chunks.forEach((c, i) => {
+        const r = done.get(chunkName(t, i));
+        if (!r) return;
+        chunksDone++;
+        rowsRead += r.rowsRead;
+        plannedDone += c.rows;
+        written += r.rowsWritten;
+        rejected += r.rejected;
+        first = Math.min(first, r.startedAt);
+        last = Math.max(last, r.finishedAt);
+      });
+      const rowsPlanned = chunks.reduce((n, c) => n + c.rows, 0);
+      const finished = chunksDone === chunks.length;
+      const elapsed = (finished ? last : now) - first;
+      const rate = chunksDone > 0 && elapsed > 0 ? (rowsRead * 1000) / elapsed : null;
+      out.push({
+        table: t,
+        chunks: chunks.length,
+        chunksDone,
+        rowsPlanned,
+        rowsRead,
+        written,
+        rejected,
+        rowsPerSecond: rate === null ? null : Math.round(rate),
+        etaMs: finished ? 0 : rate ? Math.round(((rowsPlanned - plannedDone) * 1000) / rate) : null,
+      });
+    }
+  }
+  return out;
+}
+
+const n = (v: number): string => v.toLocaleString('en-US');
+
+function progressTable(progress: readonly TableProgress[]): string[] {
+  return table([
+    ['table', 'chunks', 'rows read/planned', 'written', 'rejected', 'rows/s', 'ETA'],
+    ...progress.map((p) => [
+      p.table,
+      `${p.chunksDone}/${p.chunks}`,
+      `${n(p.rowsRead)}/${n(p.rowsPlanned)}`,
+      n(p.written),
+      n(p.rejected),
+      p.rowsPerSecond === null ? '-' : n(p.rowsPerSecond),
+      p.etaMs === null ? '-' : p.etaMs === 0 ? 'done' : seconds(p.etaMs),
+    ]),
+  ]);
+}
+
+function runTitle(run: ImportRun, plan: ImportPlan): string {
+  const kind = plan.since === null ? 'full pass' : `delta pass since ${new Date(plan.since).toISOString()}`;
+  const state = run.finishedAt === null ? 'running' : `finished ${new Date(run.finishedAt).toISOString()}`;
+  return `import ${run.source} run ${run.run} (${kind}, ${plan.url}): ${state}, started ${new Date(run.startedAt).toISOString()}`;
+}
+
+interface Setup {
+  readonly label: string;
+  readonly location: SourceLocation;
+  readonly source: ImportSource;
+  readonly schema: SourceSchema;
+  readonly notes: string[];
+}
+
+async function openSource(ctx: CliContext, from: string, configFile: string | undefined, name: string | undefined, shards: { user: string; password: string }): Promise<Setup> {
+  let location: SourceLocation;
+  try {
+    location = parseSourceUrl(from);
+  } catch (err) {
+    throw new UsageError(`--from: ${(err as Error).message}`);
+  }
+  const label = (name ?? location.database).toLowerCase();
+  if (!SOURCE_LABEL.test(label)) throw new UsageError(`--name must be 1-48 of a-z 0-9 _ . - (it names the source in the shards), got ${JSON.stringify(label)}`);
+  let parsed;
+  try {
+    parsed = parseImportConfig(configFile === undefined ? undefined : JSON.parse(readFileSync(configFile, 'utf8')));
+  } catch (err) {
+    throw new CliError(`--config ${configFile}: ${(err as Error).message}`);
+  }
+  const source = new ImportSource(location, importPassword(ctx.env.SHARDQL_IMPORT_PASSWORD ?? null, location.user, shards));
+  try {
+    const types = await source.columnTypes();
+    const { schema, notes } = resolveSchema(parsed, (t) => {
+      const cols = types.get(t);
+      return cols ? new Set(cols.keys()) : undefined;
+    });
+    return { label, location, source, schema, notes };
+  } catch (err) {
+    await source.close();
+    if (err instanceof ImportConfigError) throw new CliError(err.message);
+    throw new CliError(`cannot read the source ${sourceUrl(location)}: ${(err as Error).message}`);
+  }
+}
+
+/** The tables a schema has rows for, in phase order. */
+function tablesOf(schema: SourceSchema): SourceTable[] {
+  const has = (t: SourceTable): boolean => (t === 'repins' ? schema.pins.via !== null : schema[t] !== null);
+  return IMPORT_PHASES.flat().filter(has);
+}
+
+async function planPass(setup: Setup, topology: Topology, since: number | null, chunkRows: number): Promise<ImportPlan> {
+  const chunks: Partial<Record<SourceTable, { range: { after: string | null; upTo: string | null }; rows: number }[]>> = {};
+  for (const t of tablesOf(setup.schema)) chunks[t] = await setup.source.plan(setup.schema, t, since, chunkRows);
+  return {
+    version: 1,
+    source: setup.label,
+    url: sourceUrl(setup.location),
+    schema: setup.schema,
+    openShards: Array.from({ length: topology.openShardCount }, (_, i) => topology.nthOpenShard(i)),
+    since,
+    chunks,
+  };
+}
+
+function jobIdOf(label: string, run: number, t: SourceTable, i: number): string {
+  return JOB_KINDS['import.chunk'].jobId!({ source: label, run, table: t, index: i });
+}
+
+/**
+ * Runs one pass to the end: phase by phase, enqueue what the ledger does not have yet, then wait
+ * for it, showing progress. A chunk whose job failed for good is retried once per run of this
+ * command; failing again, the command stops with its reason.
+ */
+async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof JOB_KINDS>, run: ImportRun, plan: ImportPlan, quiet: boolean): Promise<void> {
+  const bullQueue = queue.queue('import');
+  const retried = new Set<string>();
+  let lastPrint = 0;
+  let lastRows = -1;
+  let idleSince = Date.now();
+  let hinted = false;
+  for (const phase of IMPORT_PHASES) {
+    const tables = phase.filter((t) => plan.chunks[t] !== undefined);
+    if (tables.length === 0) continue;
+    let done = await storage.imports.chunks(run.source, run.run);
+    for (const t of tables) {
+      for (let i = 0; i < plan.chunks[t]!.length; i++) {
+        if (done.has(chunkName(t, i))) continue;
+        const job: Job | undefined = await bullQueue.getJob(jobIdOf(run.source, run.run, t, i));
+        if (job && (await job.getState()) === 'failed') {
+          retried.add(job.id!);
+          await job.retry('failed');
+        } else {
+          await queue.enqueue('import.chunk', { source: run.source, run: run.run, table: t, index: i });
+        }
+      }
+    }
+    for (;;) {
+      done = await storage.imports.chunks(run.source, run.run);
+      const left = tables.flatMap((t) => plan.chunks[t]!.map((_, i) => [t, i] as const).filter(([, i]) => !done.has(chunkName(t, i))));
+      const progress = progressOf(plan, done, Date.now());
+      const rows = progress.reduce((s, p) => s + p.rowsRead, 0) + done.size;
+      if (rows !== lastRows) (lastRows = rows), (idleSince = Date.now());
+      if (!quiet && (Date.now() - lastPrint >= (ctx.stderr.isTTY ? 1000 : 5000) || left.length === 0)) {
+        lastPrint = Date.now();
+        for (const line of progressTable(progress.filter((p) => p.chunksDone > 0 || tables.includes(p.table)))) println(ctx.stderr, line);
+      }
+      if (left.length === 0) break;
+      // A chunk whose job ran out of attempts: once more, then give up with its reason.
+      for (const job of await bullQueue.getJobs(['failed'], 0, 100, false)) {
+        const id = job.id ?? '';
+        if (!left.some(([t, i]) => jobIdOf(run.source, run.run, t, i) === id)) continue;
+        if (retried.has(id)) throw new CliError(`chunk job ${id} failed ${job.attemptsMade} times: ${job.failedReason ?? 'no reason recorded'} (fix it and run the same command again: the pass resumes)`);
+        retried.add(id);
+        await job.retry('failed');
+      }
+      if (!hinted && Date.now() - idleSince > 15_000) {
+        hinted = true;
+        println(ctx.stderr, 'No chunk has finished for 15 s: is a worker serving the import queue? Start one: shardql worker (or shardql worker --queues import)');
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+}
+
+async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology: Topology, chunkRows: number, json: boolean): Promise<number> {
+  const plan: ImportPlan = { ...(await planPass(setup, topology, null, chunkRows)), chunks: {} };
+  const differences: Difference[] = [];
+  let checked = 0;
+  const started = Date.now();
+  for (const t of ['users', 'boards', 'pins'] as const) {
+    const ranges = await setup.source.plan(setup.schema, t, null, chunkRows);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < ranges.length) {
+        const r = ranges[next++]!;
+        const res = await verifyChunk({ storage, source: setup.source, plan }, t, r.range);
+        checked += res.checked;
+        differences.push(...res.differences);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  }
+  if (json) println(ctx.stdout, JSON.stringify({ checked, differences: differences.length, list: differences.slice(0, 1000) }));
+  else {
+    for (const d of differences.slice(0, 200)) println(ctx.stdout, d.text);
+    if (differences.length > 200) println(ctx.stdout, `… and ${differences.length - 200} more`);
+    println(ctx.stdout, `verified ${n(checked)} users, boards and pins of ${setup.label} in ${seconds(Date.now() - started)}: ${differences.length} differences`);
+  }
+  return differences.length === 0 ? 0 : 1;
+}
+
+const TYPES: Record<string, ObjectType> = { user: 'user', board: 'board', pin: 'pin', comment: 'comment' };
+
+const importCommand: Command = {
+  name: 'import',
+  summary: 'Import an unsharded MySQL database into the shards, as jobs run by shardql worker processes',
+  options: {
+    from: { type: 'string', value: 'URL', help: 'The source: mysql://user@host:port/db (password: $SHARDQL_IMPORT_PASSWORD)' },
+    config: { type: 'string', value: 'FILE', help: 'Column mapping for a source whose tables or columns are named otherwise (JSON; see README)' },
+    name: { type: 'string', value: 'LABEL', help: 'Names the source in the shards and the ledger (default: the database name)' },
+    since: { type: 'string', value: 'TIME|last', help: 'A delta pass: only rows created or changed at or after TIME (ISO 8601 or epoch ms); last: since the previous pass began' },
+    'chunk-rows': { type: 'string', value: 'N', help: `Rows per job (default ${DEFAULT_CHUNK_ROWS})` },
+    status: { type: 'boolean', help: 'Show the progress of the latest pass (rows/s and ETA per table) and exit' },
+    verify: { type: 'boolean', help: 'Compare every user, board and pin (counts, object data checksum) between the source and the shards; exit 1 on any difference' },
+    find: { type: 'string', value: 'TYPE:ID', help: 'Print the new ID of an imported object by its old ID, e.g. pin:123 (the mod-shard lookup import:pin)' },
+    json: { type: 'boolean', help: 'Print the result as one JSON object' },
+  },
+  details: [
+    'Phases: users; boards; pins; then repins, comments, likes, follows and board follows. Each phase is split',
+    'into jobs on the import queue, which every `shardql worker` serves: start more workers (on any machine) to',
+    'import faster. Killed at any point (this command or a worker), run the same command again: the pass resumes',
+    'and finishes with exactly the result an uninterrupted pass gives. A second pass over an unchanged source',
+    'writes nothing. Cutover: a full pass, delta passes (--since last) while the old system still takes writes,',
+    'pause writes, a last delta pass, --verify, switch.',
+  ].join('\n'),
+  async run(args, ctx) {
+    const from = args.string('from');
+    if (from === undefined) throw new UsageError('--from is required (mysql://user@host:port/db)');
+    const chunkRows = args.int('chunk-rows', DEFAULT_CHUNK_ROWS, 1, 1_000_000);
+    const sinceArg = args.string('since');
+    const since = sinceArg === undefined ? null : parseSince(sinceArg);
+    const config = configFor(ctx);
+    const { topology } = await publishedTopology(config);
+    const setup = await openSource(ctx, from, args.string('config'), args.string('name'), config.mysql);
+    const json = args.flag('json');
+    try {
+      for (const note of setup.notes) println(ctx.stderr, `note: ${note}`);
+      return await withStorage(
+        config,
+        topology,
+        async (storage) => {
+          const find = args.string('find');
+          if (find !== undefined) {
+            const m = /^([a-z]+):([0-9]{1,20})$/.exec(find);
+            const type = m ? TYPES[m[1]!] : undefined;
+            if (!m || !type) throw new UsageError(`--find must look like pin:123 (user, board, pin, comment), got ${JSON.stringify(find)}`);
+            const found = (await storage.imports.lookup(importNamespace(type), [importKey(setup.label, m[2]!)])).get(importKey(setup.label, m[2]!));
+            if (found === undefined) throw new CliError(`no ${type} ${m[2]} of ${setup.label} was imported`);
+            println(ctx.stdout, String(found));
+            return 0;
+          }
+          if (args.flag('verify')) return verify(ctx, storage, setup, topology, chunkRows, json);
+          if (args.flag('status')) {
+            const run = await storage.imports.latestRun(setup.label);
+            if (!run) throw new CliError(`nothing of ${setup.label} was imported yet`);
+            const plan = parsePlan(run.plan);
+            const progress = progressOf(plan, await storage.imports.chunks(run.source, run.run), Date.now());
+            if (json) println(ctx.stdout, JSON.stringify({ run: run.run, finished: run.finishedAt !== null, since: plan.since, tables: progress }));
+            else {
+              println(ctx.stdout, runTitle(run, plan));
+              for (const line of progressTable(progress)) println(ctx.stdout, line);
+            }
+            return 0;
+          }
+
+          // Resume the unfinished pass, or plan a new one.
+          let run = await storage.imports.latestRun(setup.label);
+          if (run && run.finishedAt === null) {
+            println(ctx.stderr, `resuming run ${run.run} of ${setup.label} (started ${new Date(run.startedAt).toISOString()})${since !== null ? '; --since applies to the next pass' : ''}`);
+          } else {
+            let sinceMs: number | null = null;
+            if (since === 'last') {
+              const last = await storage.imports.lastFinishedRun(setup.label);
+              if (!last) throw new CliError(`--since last: no pass of ${setup.label} has finished yet; run a full pass first`);
+              sinceMs = last.sourceClock - SINCE_LAST_OVERLAP_MS;
+            } else sinceMs = since;
+            const sourceClock = await setup.source.clock();
+            const plan = await planPass(setup, topology, sinceMs, chunkRows);
+            const next = (run?.run ?? 0) + 1;
+            const startedAt = Date.now();
+            if (!(await storage.imports.startRun({ source: setup.label, run: next, since: sinceMs, sourceClock, plan: JSON.stringify(plan), startedAt }))) {
+              throw new CliError(`another shardql import of ${setup.label} started run ${next} at the same time; run this command again to follow it`);
+            }
+            run = (await storage.imports.run(setup.label, next))!;
+            println(ctx.stderr, runTitle(run, plan));
+          }
+          const plan = parsePlan(run.plan);
+          const redis = jobsRedis(config.redis, 'producer');
+          const queue = new JobQueue({ redis, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
+          try {
+            await drive(ctx, storage, queue, run, plan, json);
+          } finally {
+            await queue.close().catch(() => undefined);
+            redis.disconnect();
+          }
+          await storage.imports.finishRun(run.source, run.run);
+          const done = await storage.imports.chunks(run.source, run.run);
+          const progress = progressOf(plan, done, Date.now());
+          const total = (k: 'rowsRead' | 'written' | 'rejected'): number => progress.reduce((s, p) => s + p[k], 0);
+          const first = Math.min(...[...done.values()].map((c) => c.startedAt));
+          const last = Math.max(...[...done.values()].map((c) => c.finishedAt));
+          const ms = Number.isFinite(first) ? last - first : 0;
+          const notes = [...done.values()].flatMap((c) => (c.notes === '' ? [] : c.notes.split('\n'))).slice(0, 50);
+          if (json) {
+            println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), ms, tables: progress, notes }));
+          } else {
+            for (const note of notes) println(ctx.stdout, `rejected: ${note}`);
+            println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)`);
+          }
+          return 0;
+        },
+        8,
+      );
+    } finally {
+      await setup.source.close();
+    }
+  },
+};
+
+export const importCommands: readonly Command[] = [importCommand];

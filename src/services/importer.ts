@@ -1,0 +1,439 @@
+/**
+ * `shardql import`: one chunk of an unsharded source database moved into the shards, placed as the
+ * gateway places new objects (README "Importing an unsharded database"):
+ *   - a user on an open shard picked uniformly (a hash of the source and the old ID, so a re-run
+ *     picks the same one), their boards and pins on the user's shard, a comment on its pin's shard,
+ *     a repin (a pin on the repinner's board) on its board's shard;
+ *   - objects as JSON blobs, both directions of every relation, counts equal to rows, usernames and
+ *     emails claimed in the mod shard;
+ *   - the old ID → new ID map in each object's shard (`import_ids`, written with the object) and
+ *     indexed in the mod shard (lookup namespace `import:<type>`, key `<label>:<old id>`), which is
+ *     how references resolve across chunks and how an imported object is found by its old ID.
+ * Every step is idempotent, so a chunk interrupted anywhere is simply run again, and a second pass
+ * over an unchanged source writes nothing.
+ */
+import { createHash } from 'node:crypto';
+import { groupBy } from '../core/groupBy.ts';
+import { formatId, shardOf } from '../core/ids.ts';
+import {
+  buildBlob,
+  blobText,
+  importKey,
+  importNamespace,
+  importedUsername,
+  jsonObject,
+  oldIdOf,
+  placeUser,
+  timeOf,
+  type KeyRange,
+  type ObjectColumns,
+  type SourceSchema,
+  type SourceTable,
+} from '../core/importSchema.ts';
+import type { MappingTable } from '../core/mappings.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import type { ImportObject, NewEdge } from '../storage/importStore.ts';
+import type { ImportSource, SourceRow } from '../storage/importSource.ts';
+import type { Storage } from '../storage/index.ts';
+import { listCacheKey } from '../storage/mappingStore.ts';
+import type { OpContext } from '../storage/sqlStats.ts';
+import { runStep } from './writeExecutor.ts';
+
+/** What every chunk of one pass shares: recorded once in the ledger (`import_runs.plan`). */
+export interface ImportPlan {
+  readonly version: 1;
+  /** The source label (default: the source database's name). */
+  readonly source: string;
+  /** mysql://user@host:port/db (no password). */
+  readonly url: string;
+  readonly schema: SourceSchema;
+  /** The open shards when the pass was planned: users are placed over these, whatever opens later. */
+  readonly openShards: readonly number[];
+  /** Only rows created or changed at or after this time (epoch ms); null: every row. */
+  readonly since: number | null;
+  readonly chunks: { readonly [T in SourceTable]?: readonly { readonly range: KeyRange; readonly rows: number }[] };
+}
+
+/** A plan read back from the ledger. */
+export function parsePlan(text: string): ImportPlan {
+  const plan = JSON.parse(text) as ImportPlan;
+  if (plan.version !== 1 || !Array.isArray(plan.openShards) || typeof plan.chunks !== 'object') throw new Error('an import plan of an unknown version: run this import again with this version of shardql');
+  return plan;
+}
+
+export interface ChunkOutcome {
+  readonly read: number;
+  readonly written: number;
+  readonly rejected: number;
+  /** The first reasons rows were rejected, one line each. */
+  readonly notes: string[];
+}
+
+export interface ImportDeps {
+  readonly storage: Storage;
+  readonly source: ImportSource;
+  readonly plan: ImportPlan;
+  readonly ctx?: OpContext;
+}
+
+const MAX_NOTES = 20;
+
+/** Mapping tables of each relation table: the side written first (the liker's), then its mirror. */
+const RELATIONS = {
+  likes: { forward: 'user_likes_pins', reverse: 'pin_liked_by_users', to: 'pin' },
+  follows: { forward: 'user_follows_users', reverse: 'user_followed_by_users', to: 'user' },
+  boardFollows: { forward: 'user_follows_boards', reverse: 'board_followed_by_users', to: 'board' },
+} as const satisfies Record<string, { forward: MappingTable; reverse: MappingTable; to: ObjectType }>;
+
+class Outcome {
+  read = 0;
+  written = 0;
+  rejected = 0;
+  readonly notes: string[] = [];
+  reject(n: number, why: string): void {
+    this.rejected += n;
+    if (this.notes.length < MAX_NOTES) this.notes.push(why);
+  }
+  result(): ChunkOutcome {
+    return { read: this.read, written: this.written, rejected: this.rejected, notes: this.notes };
+  }
+}
+
+/** Resolves old IDs of one type to new IDs through the mod shard, once per chunk. */
+async function resolve(deps: ImportDeps, type: ObjectType, oldIds: Iterable<string>): Promise<Map<string, bigint>> {
+  const label = deps.plan.source;
+  const keys = [...new Set(oldIds)];
+  if (keys.length === 0) return new Map();
+  const found = await deps.storage.imports.lookup(importNamespace(type), keys.map((k) => importKey(label, k)), deps.ctx);
+  const out = new Map<string, bigint>();
+  for (const k of keys) {
+    const id = found.get(importKey(label, k));
+    if (id !== undefined) out.set(k, id);
+  }
+  return out;
+}
+
+function fieldsOf(cols: ObjectColumns, row: SourceRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  Object.keys(cols.fields).forEach((field, i) => (out[field] = row[`f${i}`]));
+  return out;
+}
+
+function times(schema: SourceSchema, row: SourceRow): { createdAt: number; updatedAt: number } {
+  const createdAt = timeOf(row.created_at, schema.timeUnit);
+  return { createdAt, updatedAt: row.updated_at == null ? createdAt : timeOf(row.updated_at, schema.timeUnit) };
+}
+
+/** An object ready to place: where, and what the shards should hold for it. */
+interface Prepared {
+  readonly shard: number;
+  readonly item: ImportObject;
+  /** A repin's original (new ID), for the repin edge. */
+  readonly via?: bigint;
+  readonly username?: string;
+  readonly email?: string;
+}
+
+/**
+ * Source rows of an object table → the objects as the shards should hold them, with the rows that
+ * cannot be imported rejected (a parent missing, a pin not its board owner's). Shared by the import
+ * and by `--verify`, so both build the same blobs.
+ */
+async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pins' | 'repins' | 'comments', rows: readonly SourceRow[], out: Outcome): Promise<Prepared[]> {
+  const { schema, source: label, openShards } = deps.plan;
+  const prepared: Prepared[] = [];
+  switch (table) {
+    case 'users': {
+      for (const row of rows) {
+        const oldId = oldIdOf(row.id);
+        const data = jsonObject(row.data);
+        const username = importedUsername(String(row.username ?? ''), data);
+        if (username === '') {
+          out.reject(1, `user ${oldId}: no username`);
+          continue;
+        }
+        const email = typeof row.email === 'string' && row.email !== '' ? row.email : undefined;
+        prepared.push({
+          shard: openShards[placeUser(label, oldId, openShards.length)]!,
+          item: { oldId, data: buildBlob(data, fieldsOf(schema.users, row), { username, email }), ...times(schema, row), parents: [] },
+          username,
+          ...(email !== undefined ? { email } : {}),
+        });
+      }
+      return prepared;
+    }
+    case 'boards': {
+      const owners = await resolve(deps, 'user', rows.map((r) => oldIdOf(r.owner)));
+      for (const row of rows) {
+        const oldId = oldIdOf(row.id);
+        const owner = owners.get(oldIdOf(row.owner));
+        if (owner === undefined) {
+          out.reject(1, `board ${oldId}: its owner ${oldIdOf(row.owner)} was not imported`);
+          continue;
+        }
+        const data = buildBlob(jsonObject(row.data), fieldsOf(schema.boards, row), { owner_id: formatId(owner) });
+        prepared.push({ shard: shardOf(owner), item: { oldId, data, ...times(schema, row), parents: [{ table: 'user_has_boards', from: owner }] } });
+      }
+      return prepared;
+    }
+    case 'pins':
+    case 'repins': {
+      const [boards, pinners, originals] = await Promise.all([
+        resolve(deps, 'board', rows.map((r) => oldIdOf(r.board))),
+        resolve(deps, 'user', rows.map((r) => oldIdOf(r.pinner))),
+        resolve(deps, 'pin', rows.filter((r) => r.via != null).map((r) => oldIdOf(r.via))),
+      ]);
+      for (const row of rows) {
+        const oldId = oldIdOf(row.id);
+        const board = boards.get(oldIdOf(row.board));
+        const pinner = pinners.get(oldIdOf(row.pinner));
+        if (board === undefined || pinner === undefined) {
+          out.reject(1, `pin ${oldId}: its ${board === undefined ? `board ${oldIdOf(row.board)}` : `pinner ${oldIdOf(row.pinner)}`} was not imported`);
+          continue;
+        }
+        if (row.board_owner == null || oldIdOf(row.board_owner) !== oldIdOf(row.pinner)) {
+          out.reject(1, `pin ${oldId}: pinned by ${oldIdOf(row.pinner)} on board ${oldIdOf(row.board)} of another user (a pin lives with its board's owner)`);
+          continue;
+        }
+        const via = row.via == null ? undefined : originals.get(oldIdOf(row.via));
+        if (table === 'repins' && via === undefined) {
+          out.reject(1, `repin ${oldId}: its original ${oldIdOf(row.via)} was not imported`);
+          continue;
+        }
+        const refs = { board_id: formatId(board), pinner_id: formatId(pinner), via_pin_id: via === undefined ? undefined : formatId(via) };
+        const data = buildBlob(jsonObject(row.data), fieldsOf(schema.pins, row), refs);
+        prepared.push({
+          shard: shardOf(board),
+          item: { oldId, data, ...times(schema, row), parents: [{ table: 'board_has_pins', from: board }, { table: 'user_has_pins', from: pinner }] },
+          ...(via !== undefined ? { via } : {}),
+        });
+      }
+      return prepared;
+    }
+    case 'comments': {
+      const cols = schema.comments!;
+      const [pins, authors] = await Promise.all([resolve(deps, 'pin', rows.map((r) => oldIdOf(r.pin))), resolve(deps, 'user', rows.map((r) => oldIdOf(r.author)))]);
+      for (const row of rows) {
+        const oldId = oldIdOf(row.id);
+        const pin = pins.get(oldIdOf(row.pin));
+        const author = authors.get(oldIdOf(row.author));
+        if (pin === undefined || author === undefined) {
+          out.reject(1, `comment ${oldId}: its ${pin === undefined ? `pin ${oldIdOf(row.pin)}` : `author ${oldIdOf(row.author)}`} was not imported`);
+          continue;
+        }
+        const data = buildBlob(jsonObject(row.data), fieldsOf(cols, row), { pin_id: formatId(pin), author_id: formatId(author) });
+        prepared.push({ shard: shardOf(pin), item: { oldId, data, ...times(schema, row), parents: [{ table: 'pin_has_comments', from: pin }] } });
+      }
+      return prepared;
+    }
+  }
+}
+
+const TYPE_OF: Record<'users' | 'boards' | 'pins' | 'repins' | 'comments', ObjectType> = { users: 'user', boards: 'board', pins: 'pin', repins: 'pin', comments: 'comment' };
+
+/** Places prepared objects shard by shard (one transaction each), then indexes them in the mod shard. */
+async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly Prepared[], out: Outcome): Promise<Map<string, bigint>> {
+  const { storage, plan, ctx } = deps;
+  const byShard = groupBy(prepared, (p) => p.shard);
+  const ids = new Map<string, bigint>();
+  const updated: bigint[] = [];
+  const lists: string[] = [];
+  await Promise.all(
+    [...byShard].map(async ([shard, list]) => {
+      const r = await storage.imports.placeObjects({ source: plan.source, type, shard, items: list.map((p) => p.item) }, ctx);
+      for (const [k, v] of r.ids) ids.set(k, v);
+      out.written += r.written;
+      updated.push(...r.updated);
+      lists.push(...r.lists.map((l) => listCacheKey(l.table, l.from)));
+      if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${r.refused.slice(0, 5).join(', ')}: a parent is deleted in the shards`);
+      if (r.moved.length > 0) out.reject(r.moved.length, `${type} ${r.moved.slice(0, 5).join(', ')}: the source moved it to another parent since it was imported (left where it is)`);
+    }),
+  );
+  const createdAt = new Map(prepared.map((p) => [p.item.oldId, p.item.createdAt]));
+  const put = await storage.imports.putLookups(
+    importNamespace(type),
+    [...ids].map(([oldId, id]) => ({ key: importKey(plan.source, oldId), id, createdAt: createdAt.get(oldId)! })),
+    ctx,
+  );
+  out.written += put.inserted;
+  if (put.conflicts.length > 0) throw new Error(`the mod shard maps ${put.conflicts[0]!.key} to ${put.conflicts[0]!.holder}, but the shards made ${put.conflicts[0]!.wanted}: the ID map is inconsistent`);
+  if (updated.length > 0) await storage.objects.invalidate(updated, ctx);
+  if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+  return ids;
+}
+
+/** Usernames and emails claimed for imported users; a name someone else holds is reported, not taken. */
+async function claimNames(deps: ImportDeps, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, out: Outcome): Promise<void> {
+  for (const ns of ['username', 'email'] as const) {
+    const entries = prepared.flatMap((p) => {
+      const key = ns === 'username' ? p.username : p.email;
+      const id = ids.get(p.item.oldId);
+      return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt }] : [];
+    });
+    if (entries.length === 0) continue;
+    const r = await deps.storage.imports.putLookups(ns, entries, deps.ctx);
+    out.written += r.inserted;
+    for (const c of r.conflicts) out.reject(1, `user ${c.wanted}: the ${ns} ${JSON.stringify(c.key)} is taken by ${c.holder}`);
+  }
+}
+
+/** Edges of one relation, both directions; a pair whose other side is deleted is undone as the product's writes undo it. */
+async function relate(deps: ImportDeps, rel: (typeof RELATIONS)[keyof typeof RELATIONS], edges: readonly NewEdge[], out: Outcome): Promise<void> {
+  const { storage, ctx } = deps;
+  const fwd = await storage.imports.addEdges(rel.forward, edges, ctx);
+  const refusedFrom = new Set(fwd.refused.map((e) => `${e.from}:${e.to}`));
+  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${rel.forward}: ${fwd.refused.length} edges of users deleted in the shards`);
+  const rev = await storage.imports.addEdges(
+    rel.reverse,
+    edges.filter((e) => !refusedFrom.has(`${e.from}:${e.to}`)).map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })),
+    ctx,
+  );
+  for (const e of rev.refused) await runStep(storage, { kind: 'syncReverse', table: rel.forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
+  if (rev.refused.length > 0) out.reject(rev.refused.length, `${rel.reverse}: ${rev.refused.length} edges to objects deleted in the shards`);
+  out.written += fwd.written + rev.written;
+  const lists = [...new Set([...fwd.inserted.map((e) => listCacheKey(rel.forward, e.from)), ...rev.inserted.map((e) => listCacheKey(rel.reverse, e.from))])];
+  if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+}
+
+/** Imports one chunk: the rows of `table` in `range` (created or changed since the plan's `since`). */
+export async function importChunk(deps: ImportDeps, table: SourceTable, range: KeyRange): Promise<ChunkOutcome> {
+  const out = new Outcome();
+  const rows = await deps.source.rows(deps.plan.schema, table, range, deps.plan.since);
+  out.read = rows.length;
+  if (rows.length === 0) return out.result();
+  switch (table) {
+    case 'users': {
+      const prepared = await prepareObjects(deps, table, rows, out);
+      const ids = await placeAll(deps, 'user', prepared, out);
+      await claimNames(deps, prepared, ids, out);
+      break;
+    }
+    case 'boards':
+    case 'pins':
+    case 'comments':
+      await placeAll(deps, TYPE_OF[table], await prepareObjects(deps, table, rows, out), out);
+      break;
+    case 'repins': {
+      // Every pin exists now: the blob names its original, and the original lists it.
+      const prepared = await prepareObjects(deps, table, rows, out);
+      const ids = await placeAll(deps, 'pin', prepared, out);
+      const edges = prepared.flatMap((p) => {
+        const pin = ids.get(p.item.oldId);
+        return pin !== undefined && p.via !== undefined ? [{ from: p.via, to: pin, sequence: p.item.createdAt }] : [];
+      });
+      const added = await deps.storage.imports.addEdges('pin_repinned_as_pins', edges, deps.ctx);
+      out.written += added.written;
+      if (added.refused.length > 0) out.reject(added.refused.length, `pin_repinned_as_pins: ${added.refused.length} repins of pins deleted in the shards`);
+      const lists = [...new Set(added.inserted.map((e) => listCacheKey('pin_repinned_as_pins', e.from)))];
+      if (lists.length > 0) await deps.storage.mappings.invalidate(lists, deps.ctx);
+      break;
+    }
+    case 'likes':
+    case 'follows':
+    case 'boardFollows': {
+      const rel = RELATIONS[table];
+      const [froms, tos] = await Promise.all([resolve(deps, 'user', rows.map((r) => oldIdOf(r.f))), resolve(deps, rel.to, rows.map((r) => oldIdOf(r.t)))]);
+      const edges: NewEdge[] = [];
+      for (const row of rows) {
+        const f = froms.get(oldIdOf(row.f));
+        const t = tos.get(oldIdOf(row.t));
+        if (f === undefined || t === undefined) {
+          out.reject(1, `${table} ${oldIdOf(row.f)} → ${oldIdOf(row.t)}: ${f === undefined ? 'the user' : `the ${rel.to}`} was not imported`);
+          continue;
+        }
+        if (f === t) {
+          out.reject(1, `follows ${oldIdOf(row.f)} → itself: a user cannot follow themselves`);
+          continue;
+        }
+        edges.push({ from: f, to: t, sequence: timeOf(row.created_at, deps.plan.schema.timeUnit) });
+      }
+      await relate(deps, rel, edges, out);
+      break;
+    }
+  }
+  return out.result();
+}
+
+// --verify
+
+/** One difference between the source and the shards. */
+export interface Difference {
+  readonly table: 'users' | 'boards' | 'pins';
+  readonly oldId: string;
+  readonly text: string;
+}
+
+/** The counts compared per object: source table and column → the shards' list. */
+function countSpecs(schema: SourceSchema, table: 'users' | 'boards' | 'pins'): { list: MappingTable; table: string; column: string }[] {
+  const out: { list: MappingTable; table: string; column: string }[] = [];
+  const add = (list: MappingTable, t: { table: string } | null, column: string | null | undefined): void => {
+    if (t && column) out.push({ list, table: t.table, column });
+  };
+  if (table === 'users') {
+    add('user_has_boards', schema.boards, schema.boards.owner);
+    add('user_has_pins', schema.pins, schema.pins.pinner);
+    add('user_likes_pins', schema.likes, schema.likes?.from);
+    add('user_follows_users', schema.follows, schema.follows?.from);
+    add('user_followed_by_users', schema.follows, schema.follows?.to);
+    add('user_follows_boards', schema.boardFollows, schema.boardFollows?.from);
+  } else if (table === 'boards') {
+    add('board_has_pins', schema.pins, schema.pins.board);
+    add('board_followed_by_users', schema.boardFollows, schema.boardFollows?.to);
+  } else {
+    add('pin_liked_by_users', schema.likes, schema.likes?.to);
+    add('pin_repinned_as_pins', schema.pins, schema.pins.via);
+    add('pin_has_comments', schema.comments, schema.comments?.pin);
+  }
+  return out;
+}
+
+const checksum = (text: string): string => createHash('sha1').update(text).digest('hex').slice(0, 12);
+
+/**
+ * Compares one chunk of users, boards or pins between the source and the shards: that each was
+ * imported, its blob (a checksum of the data the import would write, against what the shards
+ * hold), every count beside it against the source's rows, and a user's username lookup.
+ */
+export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 'pins', range: KeyRange): Promise<{ checked: number; differences: Difference[] }> {
+  const { storage, source, plan, ctx } = deps;
+  const rows = await source.rows(plan.schema, table, range, null);
+  const out = new Outcome();
+  const prepared = await prepareObjects(deps, table, rows, out);
+  const type = TYPE_OF[table];
+  const ids = await resolve(deps, type, rows.map((r) => oldIdOf(r.id)));
+  const differences: Difference[] = [];
+  const differ = (oldId: string, text: string): void => void differences.push({ table, oldId, text });
+  const expected = new Map(prepared.map((p) => [p.item.oldId, p]));
+  const stored = await storage.objects.getMany([...ids.values()], ctx);
+  const specs = countSpecs(plan.schema, table);
+  const oldIds = rows.map((r) => oldIdOf(r.id));
+  const sourceCounts = await Promise.all(specs.map((s) => source.countsBy(s.table, s.column, oldIds)));
+  const keys = specs.flatMap((s) => [...ids.values()].map((id) => ({ id, kind: s.list })));
+  const shardCounts = await storage.mappings.counts(keys, ctx);
+  const usernames = table === 'users' ? await storage.lookups.lookup('username', prepared.flatMap((p) => (p.username ? [p.username] : [])), ctx) : new Map<string, bigint>();
+  for (const oldId of oldIds) {
+    const id = ids.get(oldId);
+    const want = expected.get(oldId);
+    if (id === undefined) {
+      differ(oldId, `${type} ${oldId} is not in the shards${want ? '' : ' (rejected by the import)'}`);
+      continue;
+    }
+    const o = stored.get(id);
+    if (!o || o.data.active === false) {
+      differ(oldId, `${type} ${oldId} (${id}) is ${o ? 'deleted' : 'missing'} in the shards`);
+      continue;
+    }
+    if (want) {
+      const a = checksum(blobText(want.item.data));
+      const b = checksum(blobText(o.data));
+      if (a !== b) differ(oldId, `${type} ${oldId} (${id}): object data differs (source checksum ${a}, shards ${b})`);
+      if (want.username !== undefined && usernames.get(want.username) !== id) differ(oldId, `${type} ${oldId} (${id}): username ${JSON.stringify(want.username)} does not lead to it`);
+    }
+    specs.forEach((s, i) => {
+      const a = sourceCounts[i]!.get(oldId) ?? 0;
+      const b = shardCounts.get(`${id}:${s.list}`) ?? 0;
+      if (a !== b) differ(oldId, `${type} ${oldId} (${id}): ${s.list} count ${b} in the shards, ${a} rows in the source`);
+    });
+  }
+  return { checked: rows.length, differences };
+}

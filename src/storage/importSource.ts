@@ -1,0 +1,261 @@
+/**
+ * The source side of `shardql import`: one unsharded MySQL/MariaDB database, read with the column
+ * names the import config resolved (src/core/importSchema.ts). Reads only; keyset ranges in key
+ * order, so any chunk is one indexed range scan however far into the table it is.
+ */
+import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
+import { cutRanges, oldIdOf, timeOf, type KeyRange, type SourceSchema, type SourceTable } from '../core/importSchema.ts';
+
+export interface SourceLocation {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly database: string;
+}
+
+/** `mysql://user@host:port/db` → its parts. A password in the URL is refused: it would travel in every job's payload. */
+export function parseSourceUrl(text: string): SourceLocation {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`expected a URL like mysql://user@host:3306/db, got ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') throw new Error(`expected a mysql:// URL, got ${JSON.stringify(text)}`);
+  if (url.password !== '') throw new Error('put the source password in SHARDQL_IMPORT_PASSWORD (every worker needs it too), not in the URL');
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_$]{1,64}$/.test(database)) throw new Error(`expected a database name after the host (mysql://user@host:port/db), got ${JSON.stringify(url.pathname)}`);
+  const user = decodeURIComponent(url.username);
+  if (user === '') throw new Error(`expected a user in the URL (mysql://user@host:port/db), got ${JSON.stringify(text)}`);
+  return { host: url.hostname, port: url.port === '' ? 3306 : Number(url.port), user, database };
+}
+
+/** The URL of a location (no password): what a plan records and job payloads carry. */
+export function sourceUrl(loc: SourceLocation): string {
+  return `mysql://${encodeURIComponent(loc.user)}@${loc.host}:${loc.port}/${loc.database}`;
+}
+
+/** A source row with its cells under their roles (`id`, `owner`, `f0`… for mapped fields). */
+export type SourceRow = Record<string, unknown>;
+
+const q = (ident: string): string => `\`${ident.replace(/`/g, '``')}\``;
+
+export class ImportSource {
+  readonly location: SourceLocation;
+  readonly #pool: Pool;
+  #types: Map<string, Map<string, string>> | undefined;
+
+  constructor(location: SourceLocation, password: string, opts: { poolSize?: number } = {}) {
+    this.location = location;
+    this.#pool = mysql.createPool({
+      host: location.host,
+      port: location.port,
+      user: location.user,
+      password,
+      database: location.database,
+      connectionLimit: opts.poolSize ?? 4,
+      connectTimeout: 5000,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      timezone: 'Z',
+      charset: 'utf8mb4',
+    });
+    // DATETIME and TIMESTAMP are read (and --since compared) as UTC.
+    this.#pool.on('connection', (c) => void c.query("SET time_zone = '+00:00'"));
+  }
+
+  /** Every table's columns with their data types (lowercase), once. */
+  async columnTypes(): Promise<Map<string, Map<string, string>>> {
+    if (this.#types) return this.#types;
+    const [rows] = await this.#pool.query<RowDataPacket[]>(
+      'SELECT table_name AS t, column_name AS c, data_type AS d FROM information_schema.columns WHERE table_schema = ?',
+      [this.location.database],
+    );
+    const out = new Map<string, Map<string, string>>();
+    for (const r of rows) {
+      const t = String(r.t);
+      if (!out.has(t)) out.set(t, new Map());
+      out.get(t)!.set(String(r.c), String(r.d).toLowerCase());
+    }
+    return (this.#types = out);
+  }
+
+  /** The source's own clock, epoch ms: a pass's high-water mark is taken from it, never from ours. */
+  async clock(): Promise<number> {
+    const [rows] = await this.#pool.query<RowDataPacket[]>('SELECT ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS now');
+    return Number(rows[0]!.now);
+  }
+
+  /** A condition `column >= since` in the column's own terms (a DATETIME, or a number of ms or s). */
+  async #sinceCondition(schema: SourceSchema, table: string, columns: readonly string[], since: number): Promise<{ sql: string; values: unknown[] }> {
+    const types = (await this.columnTypes()).get(table) ?? new Map<string, string>();
+    const parts: string[] = [];
+    const values: unknown[] = [];
+    for (const c of columns) {
+      const t = types.get(c) ?? '';
+      if (['datetime', 'timestamp', 'date'].includes(t)) {
+        parts.push(`o.${q(c)} >= FROM_UNIXTIME(?)`);
+        values.push(since / 1000);
+      } else {
+        parts.push(`o.${q(c)} >= ?`);
+        values.push(schema.timeUnit === 's' ? Math.floor(since / 1000) : since);
+      }
+    }
+    return { sql: `(${parts.join(' OR ')})`, values };
+  }
+
+  /** How a table is read: its FROM clause, the key it is ranged on, its time columns and its row filter. */
+  #shape(schema: SourceSchema, table: SourceTable): { from: string; key: string; keyTable: string; times: string[]; filter?: string } {
+    switch (table) {
+      case 'users':
+      case 'boards':
+      case 'pins':
+      case 'comments': {
+        const s = schema[table]!;
+        return { from: `${q(s.table)} o`, key: `o.${q(s.id)}`, keyTable: s.table, times: [s.createdAt, ...(s.updatedAt ? [s.updatedAt] : [])] };
+      }
+      case 'repins': {
+        const s = schema.pins;
+        return { from: `${q(s.table)} o`, key: `o.${q(s.id)}`, keyTable: s.table, times: [s.createdAt, ...(s.updatedAt ? [s.updatedAt] : [])], filter: s.via ? `o.${q(s.via)} IS NOT NULL` : '1 = 0' };
+      }
+      case 'likes':
+      case 'follows':
+      case 'boardFollows': {
+        const s = schema[table]!;
+        return { from: `${q(s.table)} o`, key: `o.${q(s.from)}`, keyTable: s.table, times: [s.createdAt] };
+      }
+    }
+  }
+
+  async #where(schema: SourceSchema, table: SourceTable, range: KeyRange | null, since: number | null): Promise<{ sql: string; values: unknown[] }> {
+    const shape = this.#shape(schema, table);
+    const parts: string[] = [];
+    const values: unknown[] = [];
+    if (shape.filter) parts.push(shape.filter);
+    if (range?.after != null) (parts.push(`${shape.key} > ?`), values.push(range.after));
+    if (range?.upTo != null) (parts.push(`${shape.key} <= ?`), values.push(range.upTo));
+    if (since !== null) {
+      const c = await this.#sinceCondition(schema, shape.keyTable, shape.times, since);
+      parts.push(c.sql);
+      values.push(...c.values);
+    }
+    return { sql: parts.length > 0 ? `WHERE ${parts.join(' AND ')}` : '', values };
+  }
+
+  /**
+   * Cuts a table into key ranges of about `target` rows (rows created or changed since `since`
+   * only, when given): one pass over the key's index, keys streamed in order.
+   */
+  async plan(schema: SourceSchema, table: SourceTable, since: number | null, target: number): Promise<{ range: KeyRange; rows: number }[]> {
+    const shape = this.#shape(schema, table);
+    const where = await this.#where(schema, table, null, since);
+    const grouped = ['likes', 'follows', 'boardFollows'].includes(table);
+    const sql = grouped
+      ? `SELECT ${shape.key} AS k, COUNT(*) AS n FROM ${shape.from} ${where.sql} GROUP BY ${shape.key} ORDER BY ${shape.key}`
+      : `SELECT ${shape.key} AS k FROM ${shape.from} ${where.sql} ORDER BY ${shape.key}`;
+    const [rows] = await this.#pool.query<RowDataPacket[]>(sql, where.values);
+    return cutRanges(
+      rows.map((r) => [oldIdOf(r.k), grouped ? Number(r.n) : 1] as const),
+      target,
+    );
+  }
+
+  /** The rows of one chunk, cells under their roles, in key order. */
+  async rows(schema: SourceSchema, table: SourceTable, range: KeyRange, since: number | null): Promise<SourceRow[]> {
+    const where = await this.#where(schema, table, range, since);
+    const shape = this.#shape(schema, table);
+    const cols: string[] = [];
+    const objectCols = (s: { id: string; data: string | null; fields: Readonly<Record<string, string>>; createdAt: string; updatedAt: string | null }): void => {
+      cols.push(`o.${q(s.id)} AS id`, `o.${q(s.createdAt)} AS created_at`);
+      if (s.updatedAt) cols.push(`o.${q(s.updatedAt)} AS updated_at`);
+      if (s.data) cols.push(`o.${q(s.data)} AS data`);
+      Object.values(s.fields).forEach((c, i) => cols.push(`o.${q(c)} AS f${i}`));
+    };
+    let from = shape.from;
+    switch (table) {
+      case 'users': {
+        const s = schema.users;
+        objectCols(s);
+        cols.push(`o.${q(s.username)} AS username`);
+        if (s.email) cols.push(`o.${q(s.email)} AS email`);
+        break;
+      }
+      case 'boards':
+        objectCols(schema.boards);
+        cols.push(`o.${q(schema.boards.owner)} AS owner`);
+        break;
+      case 'pins':
+      case 'repins': {
+        const s = schema.pins;
+        objectCols(s);
+        cols.push(`o.${q(s.board)} AS board`, `o.${q(s.pinner)} AS pinner`, `b.${q(schema.boards.owner)} AS board_owner`);
+        if (s.via) cols.push(`o.${q(s.via)} AS via`);
+        // The board's owner, to check a pin is its board owner's (the product's rule).
+        from = `${from} LEFT JOIN ${q(schema.boards.table)} b ON b.${q(schema.boards.id)} = o.${q(s.board)}`;
+        break;
+      }
+      case 'comments': {
+        const s = schema.comments!;
+        objectCols(s);
+        cols.push(`o.${q(s.pin)} AS pin`, `o.${q(s.author)} AS author`);
+        break;
+      }
+      case 'likes':
+      case 'follows':
+      case 'boardFollows': {
+        const s = schema[table]!;
+        cols.push(`o.${q(s.from)} AS f`, `o.${q(s.to)} AS t`, `o.${q(s.createdAt)} AS created_at`);
+        break;
+      }
+    }
+    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${cols.join(', ')} FROM ${from} ${where.sql} ORDER BY ${shape.key}`, where.values);
+    return rows as SourceRow[];
+  }
+
+  /** Rows per key of `column` in `table`, for the given keys: the source's side of a count `--verify` compares. */
+  async countsBy(table: string, column: string, keys: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (keys.length === 0) return out;
+    const [rows] = await this.#pool.query<RowDataPacket[]>(
+      `SELECT ${q(column)} AS k, COUNT(*) AS n FROM ${q(table)} WHERE ${q(column)} IN (${keys.map(() => '?').join(',')}) GROUP BY ${q(column)}`,
+      [...keys],
+    );
+    for (const r of rows) out.set(oldIdOf(r.k), Number(r.n));
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+/** A row's time cell, epoch ms. */
+export function rowTime(schema: SourceSchema, v: unknown): number {
+  return timeOf(v, schema.timeUnit);
+}
+
+/** Opens import sources by URL (a worker keeps one pool per source for its whole life). */
+export interface ImportSources {
+  open(url: string): ImportSource;
+  close(): Promise<void>;
+}
+
+/** Sources opened with the password `passwordFor` gives each location (see config.ts `importPassword`). */
+export function importSources(passwordFor: (loc: SourceLocation) => string): ImportSources {
+  const open = new Map<string, ImportSource>();
+  return {
+    open(url) {
+      let s = open.get(url);
+      if (!s) {
+        const loc = parseSourceUrl(url);
+        s = new ImportSource(loc, passwordFor(loc));
+        open.set(url, s);
+      }
+      return s;
+    },
+    async close() {
+      await Promise.all([...open.values()].map((s) => s.close()));
+      open.clear();
+    },
+  };
+}
