@@ -30,6 +30,8 @@ import { allShards, reconcile } from '../../src/services/repair.ts';
 const PREFIX = 'shardql-test-import';
 const TOPOLOGY_KEY = '/shardql-test/import/topology';
 const SOURCE_DB = 'import_src';
+const SOURCE_USER = 'import_reader';
+const SOURCE_PASSWORD = 'import-reader-test-password';
 const LABEL = 'import_src';
 const SEED = Number(process.env.SHARDQL_IMPORT_TEST_SEED ?? Date.now() % 100_000);
 const root = resolve(import.meta.dirname, '../..');
@@ -60,6 +62,7 @@ function workerEnv(): Record<string, string> {
     SHARDQL_WORKER_CONCURRENCY: 'import=2',
     SHARDQL_WORKER_LOCK_MS: '1000',
     SHARDQL_WORKER_STALLED_CHECK_MS: '300',
+    SHARDQL_IMPORT_PASSWORD: SOURCE_PASSWORD,
   };
 }
 
@@ -367,13 +370,19 @@ before(async () => {
   env = await freshEnv({ shards: 16 });
   await publishTopology(env.etcd, TOPOLOGY_KEY, env.doc);
   const h = env.stack.mysql.hosts[0]!;
-  const admin = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: env.stack.mysql.user, password: env.stack.mysql.password });
+  // The monolith: its own database, written by its own (admin) account; the import reads it as a
+  // read-only source user of its own, whose password reaches the CLI and workers by configuration.
+  const owner = env.stack.mysql.admin;
+  assert.ok(owner, 'the stack has an admin account');
+  const admin = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: owner.user, password: owner.password });
   await admin.query(`DROP DATABASE IF EXISTS ${SOURCE_DB}`);
   await admin.query(`CREATE DATABASE ${SOURCE_DB}`);
+  await admin.query(`CREATE USER IF NOT EXISTS '${SOURCE_USER}'@'%' IDENTIFIED BY '${SOURCE_PASSWORD}'`);
+  await admin.query(`GRANT SELECT ON ${SOURCE_DB}.* TO '${SOURCE_USER}'@'%'`);
   await admin.end();
-  src = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: env.stack.mysql.user, password: env.stack.mysql.password, database: SOURCE_DB, supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true });
+  src = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: owner.user, password: owner.password, database: SOURCE_DB, supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true });
   for (const ddl of SOURCE_DDL) await src.query(ddl);
-  url = `mysql://${env.stack.mysql.user}@${h.primary.host}:${h.primary.port}/${SOURCE_DB}`;
+  url = `mysql://${SOURCE_USER}@${h.primary.host}:${h.primary.port}/${SOURCE_DB}`;
   // Leftover jobs of an earlier run of this file must not be mistaken for this one's.
   const { Redis } = await import('ioredis');
   const redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
