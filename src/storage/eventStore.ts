@@ -98,8 +98,12 @@ function newerFirst(a: { ts: number; id: bigint }, b: { ts: number; id: bigint }
   return a.ts !== b.ts ? b.ts - a.ts : a.id === b.id ? 0 : a.id < b.id ? 1 : -1;
 }
 
-/** A group cursor: the snapshot it pages (`asOf`) and the last group's sort key, bound to the user and kinds. */
-interface GroupCursor {
+/**
+ * A group cursor: the snapshot it pages (`asOf`) and the last group's sort key, bound to the user
+ * and kinds (tag `<user>|<sorted kinds>`). Exported for the benchmark's baselines, which answer the
+ * same cursors.
+ */
+export interface GroupCursor {
   readonly asOf: number;
   readonly bucket: number;
   readonly newest: number;
@@ -109,11 +113,11 @@ interface GroupCursor {
 
 const GROUP_CURSOR = /^g1\|([0-9]{1,20})\|([0-9a-z_,]{1,200})\|([0-9]{1,16})\|([0-9]{1,16})\|([0-9]{1,16})\|([a-z_]{1,32})\|([0-9]{1,20})$/;
 
-function encodeGroupCursor(tag: string, c: GroupCursor): string {
+export function encodeGroupCursor(tag: string, c: GroupCursor): string {
   return Buffer.from(`g1|${tag}|${c.asOf}|${c.bucket}|${c.newest}|${c.kind}|${c.object}`, 'utf8').toString('base64url');
 }
 
-function decodeGroupCursor(cursor: unknown, tag: string): GroupCursor {
+export function decodeGroupCursor(cursor: unknown, tag: string): GroupCursor {
   const fail = (why: string): never => {
     throw new ShardqlError('INVALID_CURSOR', `Expected a cursor returned by this list (${why}), got ${describeValue(cursor)}`, { reason: why });
   };
