@@ -318,8 +318,10 @@ export class FlatSource implements Source {
       having.push('(bucket < ? OR (bucket = ? AND (newest < ? OR (newest = ? AND (kind > ? OR (kind = ? AND object_id < ?))))))');
       havingValues.push(cursor.bucket, cursor.bucket, cursor.newest, cursor.newest, cursor.kind, cursor.kind, cursor.object);
     }
+    // derived_merge=off, as the gateway's store does: `shown` evaluated once per event, not once per aggregate.
     const rows = await this.#q(
-      `SELECT kind, object_id, bucket, MAX(ts) AS newest, SUM(shown) AS n,
+      `SET STATEMENT optimizer_switch='derived_merge=off' FOR
+SELECT kind, object_id, bucket, MAX(ts) AS newest, SUM(shown) AS n,
   COUNT(DISTINCT CASE WHEN shown = 1 THEN actor_id END) AS actors,
   MIN(CASE WHEN shown = 1 THEN ts END) AS earliest, MAX(CASE WHEN shown = 1 THEN ts END) AS latest,
   GROUP_CONCAT(CASE WHEN shown = 1 THEN actor_id END ORDER BY ts DESC, event_id DESC SEPARATOR ',' LIMIT 64) AS recent

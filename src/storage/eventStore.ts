@@ -435,7 +435,11 @@ export class EventStore {
       having.push('(bucket < ? OR (bucket = ? AND (newest < ? OR (newest = ? AND (kind > ? OR (kind = ? AND object_id < ?))))))');
       havingValues.push(cursor.bucket, cursor.bucket, cursor.newest, cursor.newest, cursor.kind, cursor.kind, cursor.object);
     }
-    const sql = `SELECT kind, object_id, FLOOR(ts / ?) AS bucket, MAX(ts) AS newest, SUM(shown) AS n,
+    // derived_merge=off: merged into the outer query, `shown` (an EXISTS per event) would be evaluated
+    // once per aggregate that reads it (5 times); materialized, once per event — about half the time
+    // of the whole statement for a user with thousands of events (same rows).
+    const sql = `SET STATEMENT optimizer_switch='derived_merge=off' FOR
+SELECT kind, object_id, FLOOR(ts / ?) AS bucket, MAX(ts) AS newest, SUM(shown) AS n,
   COUNT(DISTINCT CASE WHEN shown = 1 THEN actor_id END) AS actors,
   MIN(CASE WHEN shown = 1 THEN ts END) AS earliest, MAX(CASE WHEN shown = 1 THEN ts END) AS latest,
   GROUP_CONCAT(CASE WHEN shown = 1 THEN actor_id END ORDER BY ts DESC, event_id DESC SEPARATOR ',' LIMIT 64) AS recent
