@@ -78,6 +78,44 @@ export const HOME_FEED = `query HomeFeed {
   }
 }`;
 
+const NOTIFICATION_FIELDS = `kind count actorCount latestAt earliestAt
+        actors { id username displayName }
+        pin { id title imageUrl }
+        board { id name }`;
+
+/**
+ * The viewer's notifications, first page: what a notifications menu shows. No cursors asked: a
+ * first page's cursors carry the moment it was read (its snapshot), so they differ between systems
+ * and between reads; the page itself must not.
+ */
+export const NOTIFICATIONS = `query Notifications {
+  viewer {
+    id
+    notifications(first: 20) {
+      edges { node {
+        ${NOTIFICATION_FIELDS}
+      } }
+      pageInfo { hasNextPage }
+    }
+  }
+}`;
+
+/** The next page after a cursor of the first (one snapshot: every system answers the same, cursors included). */
+export const NOTIFICATIONS_MORE = `query NotificationsMore($after: String!) {
+  viewer {
+    id
+    notifications(first: 20, after: $after) {
+      edges { cursor node {
+        ${NOTIFICATION_FIELDS}
+      } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+/** The first page's end cursor (read from ours before the scenarios, for page 2). */
+export const NOTIFICATIONS_WALK = `query NotificationsWalk { viewer { notifications(first: 20) { edges { node { count } } pageInfo { hasNextPage endCursor } } } }`;
+
 export const LIKE = `mutation Like($pin: ID!) { likePin(pinId: $pin) { id likeCount viewerHasLiked } }`;
 export const UNLIKE = `mutation Unlike($pin: ID!) { unlikePin(pinId: $pin) { id likeCount viewerHasLiked } }`;
 export const LIKE_STATE = `query LikeState($pin: ID!) { viewer { id } pin(id: $pin) { id likeCount viewerHasLiked } }`;
@@ -101,10 +139,12 @@ export interface ScenarioInputs {
   readonly info: DatasetInfo;
   /** Cursor after page 99 of each big board (so `after` gives page 100). */
   readonly page100: ReadonlyMap<string, string>;
+  /** End cursor of each notified user's first page of notifications (so `after` gives page 2). */
+  readonly notificationsPage2: ReadonlyMap<string, string>;
   readonly connections: number;
 }
 
-export function buildScenarios({ info, page100, connections }: ScenarioInputs): Scenario[] {
+export function buildScenarios({ info, page100, notificationsPage2, connections }: ScenarioInputs): Scenario[] {
   const s = info.specials;
   const boards = s.bigBoards;
 
@@ -131,6 +171,13 @@ export function buildScenarios({ info, page100, connections }: ScenarioInputs): 
     read('pin-detail', 'pin detail (board, pinner, via, 10 likers, 5 repins)', s.detailPins.map((id) => ({ query: PIN_DETAIL, variables: { id } })), connections),
     read('feed-10', 'home feed, following 10 pinners', s.feed10Users.map((viewer) => ({ query: HOME_FEED, variables: {}, viewer })), connections),
     read('feed-1000', 'home feed, following 1,000 pinners', s.feed1kUsers.map((viewer) => ({ query: HOME_FEED, variables: {}, viewer })), connections),
+    read('notifications', 'notifications, first page (20 groups; users with ~5,400 events)', s.notifiedUsers.map((viewer) => ({ query: NOTIFICATIONS, variables: {}, viewer })), connections),
+    read(
+      'notifications-page-2',
+      'notifications, page 2 (group cursor)',
+      s.notifiedUsers.map((viewer) => ({ query: NOTIFICATIONS_MORE, variables: { after: notificationsPage2.get(viewer) ?? null }, viewer })),
+      connections,
+    ),
     {
       key: 'like-unlike',
       title: 'like/unlike mutation mix (50/50)',

@@ -19,7 +19,7 @@ import type { StackInfo } from '../src/stack/localStack.ts';
 import { createStorage } from '../src/storage/index.ts';
 import { FlatDb, FlatSource } from './baselines/flat.ts';
 import { serveGraphql, type BaselineServer } from './baselines/http.ts';
-import { MemoryData, MemorySource, RecordingSource } from './baselines/memory.ts';
+import { MemoryData, MemorySource, RecordingSource, type EventSettings } from './baselines/memory.ts';
 import type { Source, SourceContext } from './baselines/source.ts';
 import type { ScenarioRequest } from './scenarios.ts';
 
@@ -87,17 +87,18 @@ async function baselineSystem(key: 'floor' | 'flat', open: () => Promise<{ serve
   };
 }
 
-export function flatSystem(schema: GraphQLSchema, stack: StackInfo, database: string, jwtSecret: string): Promise<System> {
+/** Each baseline gets the gateway's event settings (`config.events`): it groups notifications alike. */
+export function flatSystem(schema: GraphQLSchema, stack: StackInfo, database: string, jwtSecret: string, events: EventSettings = {}): Promise<System> {
   return baselineSystem('flat', async () => {
     // Its own database, outside the shard databases the application's account may touch: read as the loader wrote it.
-    const db = new FlatDb(stack.mysql.hosts[0]!.primary, benchAdmin(stack), database);
+    const db = new FlatDb(stack.mysql.hosts[0]!.primary, benchAdmin(stack), database, events);
     const server = await serveGraphql({ schema, jwtSecret, source: (ctx) => new FlatSource(db, ctx) });
     return { server, close: () => db.close() };
   });
 }
 
-export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: string): Promise<System> {
-  const source = new MemorySource(data);
+export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: string, events: EventSettings = {}): Promise<System> {
+  const source = new MemorySource(data, events);
   return baselineSystem('floor', async () => ({ server: await serveGraphql({ schema, jwtSecret, source: () => source }) }));
 }
 
@@ -105,9 +106,9 @@ export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: 
  * Fills the floor's memory: every request once through the baselines' resolvers, reading the real
  * shards through the gateway's loaders and keeping what they return.
  */
-export async function recordFloor(schema: GraphQLSchema, stack: StackInfo, topology: Topology, requests: readonly ScenarioRequest[]): Promise<MemoryData> {
+export async function recordFloor(schema: GraphQLSchema, stack: StackInfo, topology: Topology, requests: readonly ScenarioRequest[], events: EventSettings = {}): Promise<MemoryData> {
   const data = new MemoryData();
-  const storage = createStorage({ topology: () => topology, credentials: stack.mysql });
+  const storage = createStorage({ topology: () => topology, credentials: stack.mysql, events });
   const documents = new Map<string, ReturnType<typeof parse>>();
   try {
     for (const r of requests) {

@@ -3,8 +3,10 @@
  * same queries with SQL JOINs behind the same schema. Per request, one query per level of the
  * query: a list and its objects come back from one JOIN (the likers of 250 pins are one UNION ALL
  * of 250 indexed JOINs), counts are columns of the rows, and the home feed is one query joining
- * the follow tables to pins, deduplicated and sorted in the database. The database has no cache
- * in front of it (its own buffer pool only).
+ * the follow tables to pins, deduplicated and sorted in the database. Notifications are one
+ * GROUP BY over the user's events (retention per kind by a window function, "still stands" by
+ * primary-key lookups in the relation tables), grouped and ordered as the gateway's event store
+ * does. The database has no cache in front of it (its own buffer pool only).
  */
 import DataLoader from 'dataloader';
 import { createPool, type Pool, type PoolConnection, type RowDataPacket, type ResultSetHeader } from 'mysql2/promise';
@@ -13,7 +15,10 @@ import type { ObjectType } from '../../src/core/objectTypes.ts';
 import { typeOf } from '../../src/core/ids.ts';
 import { decodeRefs } from '../../src/core/objectRefs.ts';
 import type { Endpoint } from '../../src/core/topology.ts';
+import { DEFAULT_EVENT_RETENTION, DEFAULT_NOTIFICATION_WINDOW_MS, type EventRetention, type StoredKind } from '../../src/core/events.ts';
+import { decodeGroupCursor, encodeGroupCursor, type NotificationPage, type NotificationPageRequest } from '../../src/storage/eventStore.ts';
 import type { Page, PageRequest } from '../../src/storage/mappingStore.ts';
+import type { EventSettings } from './memory.ts';
 import { decodeCursor, encodeCursor, listTag, type FeedPage, type Obj, type Source, type SourceContext } from './source.ts';
 
 type Row = RowDataPacket;
@@ -80,9 +85,23 @@ const EDGES: Partial<Record<MappingTable, [string, string, string]>> = {
 
 const pageKey = (r: PageRequest): string => `${r.table}|${r.from}|${r.first}|${r.after ?? ''}|${r.startAfter ? `${r.startAfter.key}:${r.startAfter.id}` : ''}|${r.order ?? 'time'}|${r.since ?? ''}|${r.until ?? ''}`;
 
+/**
+ * Whether a notification's relation still stands, per stored kind: the relation row with the event's
+ * time (a primary-key lookup each). The flat data set has no comments, so a `pin_commented` event
+ * (none is loaded) would not show.
+ */
+const STANDS: Partial<Record<StoredKind, string>> = {
+  pin_liked: 'EXISTS (SELECT 1 FROM likes r WHERE r.user_id = k.actor_id AND r.pin_id = k.object_id AND r.created_at = k.ts)',
+  pin_repinned: 'EXISTS (SELECT 1 FROM pins r WHERE r.id = k.detail_id AND r.via_pin_id = k.object_id AND r.created_at = k.ts)',
+  user_followed: 'EXISTS (SELECT 1 FROM follows r WHERE r.follower_id = k.actor_id AND r.followee_id = k.user_id AND r.created_at = k.ts)',
+  board_followed: 'EXISTS (SELECT 1 FROM board_follows r WHERE r.user_id = k.actor_id AND r.board_id = k.object_id AND r.created_at = k.ts)',
+};
+
 export class FlatDb {
   readonly pool: Pool;
-  constructor(endpoint: Endpoint, credentials: { user: string; password: string }, database: string, poolSize = 10) {
+  readonly events: { readonly retention: EventRetention; readonly windowMs: number };
+  constructor(endpoint: Endpoint, credentials: { user: string; password: string }, database: string, events: EventSettings = {}, poolSize = 10) {
+    this.events = { retention: events.retention ?? DEFAULT_EVENT_RETENTION, windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
     this.pool = createPool({
       host: endpoint.host,
       port: endpoint.port,
@@ -266,6 +285,81 @@ export class FlatSource implements Source {
       hasNextPage: rows.length > first,
       endCursor: last ? encodeCursor({ list, key: BigInt(String(last.created_at)), id: BigInt(String(last.id)) }) : null,
     };
+  }
+
+  /**
+   * A user's notification groups in one statement: the user's events of the asked kinds numbered per
+   * kind newest first (retention: the newest `versions` younger than the TTL), those in the range
+   * grouped per window, kind and target, each counting the events whose relation stands; the page
+   * after the cursor's group, in the store's order. Cursors are the store's (same snapshot rules).
+   */
+  async notifications(req: NotificationPageRequest): Promise<NotificationPage> {
+    const tag = `${req.user}|${[...req.kinds].sort().join(',')}`;
+    const cursor = req.after != null ? decodeGroupCursor(req.after, tag) : undefined;
+    if (req.kinds.length === 0) return { groups: [], hasNextPage: false, endCursor: null };
+    const now = Date.now();
+    const asOf = cursor?.asOf ?? now;
+    const { retention, windowMs: w } = this.#db.events;
+    let upper = asOf + 1;
+    if (req.until != null) upper = Math.min(upper, req.until);
+    if (cursor) upper = Math.min(upper, (cursor.bucket + 1) * w);
+    const perKind = (f: (k: StoredKind) => number): { sql: string; values: Value[] } => ({
+      sql: `CASE k.kind ${req.kinds.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+      values: req.kinds.flatMap((k) => [k, f(k)]),
+    });
+    const versions = perKind((k) => retention[k].versions);
+    const oldest = perKind((k) => now - retention[k].ttlMs);
+    const where = [`k.nth <= ${versions.sql}`, `k.ts >= ${oldest.sql}`, 'k.ts < ?'];
+    const whereValues: Value[] = [...versions.values, ...oldest.values, upper];
+    if (req.since != null) (where.push('k.ts >= ?'), whereValues.push(req.since));
+    const having = ['n > 0'];
+    const havingValues: Value[] = [];
+    if (cursor) {
+      having.push('(bucket < ? OR (bucket = ? AND (newest < ? OR (newest = ? AND (kind > ? OR (kind = ? AND object_id < ?))))))');
+      havingValues.push(cursor.bucket, cursor.bucket, cursor.newest, cursor.newest, cursor.kind, cursor.kind, cursor.object);
+    }
+    // derived_merge=off, as the gateway's store does: `shown` evaluated once per event, not once per aggregate.
+    const rows = await this.#q(
+      `SET STATEMENT optimizer_switch='derived_merge=off' FOR
+SELECT kind, object_id, bucket, MAX(ts) AS newest, SUM(shown) AS n,
+  COUNT(DISTINCT CASE WHEN shown = 1 THEN actor_id END) AS actors,
+  MIN(CASE WHEN shown = 1 THEN ts END) AS earliest, MAX(CASE WHEN shown = 1 THEN ts END) AS latest,
+  GROUP_CONCAT(CASE WHEN shown = 1 THEN actor_id END ORDER BY ts DESC, event_id DESC SEPARATOR ',' LIMIT 64) AS recent
+FROM (
+  SELECT k.kind, k.object_id, k.ts, k.event_id, k.actor_id, FLOOR(k.ts / ?) AS bucket,
+    CASE k.kind ${req.kinds.map((kind) => `WHEN '${kind}' THEN ${STANDS[kind] ?? 'FALSE'}`).join(' ')} ELSE FALSE END AS shown
+  FROM (
+    SELECT e.user_id, e.kind, e.ts, e.event_id, e.actor_id, e.object_id, e.detail_id,
+      ROW_NUMBER() OVER (PARTITION BY e.kind ORDER BY e.ts DESC, e.event_id DESC) AS nth
+    FROM events e WHERE e.user_id = ? AND e.kind IN (${req.kinds.map(() => '?').join(', ')})
+  ) k
+  WHERE ${where.join(' AND ')}
+) x
+GROUP BY bucket, kind, object_id
+HAVING ${having.join(' AND ')}
+ORDER BY bucket DESC, newest DESC, kind ASC, object_id DESC
+LIMIT ?`,
+      [w, req.user, ...req.kinds, ...whereValues, ...havingValues, req.first + 1],
+    );
+    const groups = rows.map((r) => {
+      const kind = String(r.kind) as StoredKind;
+      const object = BigInt(String(r.object_id));
+      const recent = String(r.recent ?? '')
+        .split(',')
+        .filter((x) => x !== '');
+      return {
+        kind,
+        object,
+        count: Number(r.n),
+        actorCount: Number(r.actors),
+        actors: [...new Set(recent)].slice(0, req.actors).map((x) => BigInt(x)),
+        latest: Number(r.latest),
+        earliest: Number(r.earliest),
+        cursor: encodeGroupCursor(tag, { asOf, bucket: Number(r.bucket), newest: Number(r.newest), kind, object }),
+      };
+    });
+    const page = groups.slice(0, req.first);
+    return { groups: page, hasNextPage: groups.length > req.first, endCursor: page.at(-1)?.cursor ?? null };
   }
 
   /**

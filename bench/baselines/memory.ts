@@ -7,11 +7,18 @@
  * A list keeps every entry any recorded page saw (each recorded page fetched one entry more than
  * it showed, so `hasNextPage` is known), sorted in the list's order; a page after a cursor is a
  * binary search. Entries between recorded pages are absent, which no recorded request can see.
+ * A user whose notifications are read has their whole event sequence recorded, each event with
+ * whether its relation stands (read from the shards as the store checks it), and is grouped per
+ * request (./notifications.ts).
  */
+import { DEFAULT_EVENT_RETENTION, DEFAULT_NOTIFICATION_WINDOW_MS, STORED_KINDS, type EventRetention, type SequenceEvent } from '../../src/core/events.ts';
+import { groupBy } from '../../src/core/groupBy.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 import { createLoaders, type Loaders } from '../../src/loaders/loaders.ts';
 import type { Storage } from '../../src/storage/index.ts';
+import type { NotificationPage, NotificationPageRequest } from '../../src/storage/eventStore.ts';
 import type { Page, PageRequest } from '../../src/storage/mappingStore.ts';
+import { EventSequence, type FloorEvent } from './notifications.ts';
 import { decodeCursor, encodeCursor, listTag, then, type M, type Obj, type Source } from './source.ts';
 
 interface Entry {
@@ -37,6 +44,8 @@ export class MemoryData {
   readonly counts = new Map<string, number>();
   readonly edges = new Set<string>();
   readonly usernames = new Map<string, bigint>();
+  /** Whole event sequences of the users whose notifications were read. */
+  readonly events = new Map<bigint, EventSequence>();
 
   addEntries(tag: string, entries: Entry[]): void {
     const list = this.lists.get(tag) ?? [];
@@ -87,20 +96,34 @@ export class MemoryData {
   stats(): Record<string, number> {
     let entries = 0;
     for (const l of this.lists.values()) entries += l.length;
-    return { objects: this.objects.size, lists: this.lists.size, listEntries: entries, counts: this.counts.size, edges: this.edges.size };
+    let events = 0;
+    for (const e of this.events.values()) events += e.events.length;
+    return { objects: this.objects.size, lists: this.lists.size, listEntries: entries, counts: this.counts.size, edges: this.edges.size, events };
   }
 }
 
 const countKey = (id: bigint, kind: string): string => `${id}:${kind}`;
 const edgeKey = (table: string, from: bigint, to: bigint): string => `${table}:${from}:${to}`;
 
+/** What the gateway's event store is configured with (the floor must group as it does). */
+export interface EventSettings {
+  readonly retention?: EventRetention;
+  readonly windowMs?: number;
+}
+
 /** Serves the floor: everything from the Maps, synchronously. */
 export class MemorySource implements Source {
   readonly #d: MemoryData;
   readonly #now: () => number;
-  constructor(data: MemoryData, now: () => number = Date.now) {
+  readonly #events: { retention: EventRetention; windowMs: number };
+  constructor(data: MemoryData, events: EventSettings = {}, now: () => number = Date.now) {
     this.#d = data;
     this.#now = now;
+    this.#events = { retention: events.retention ?? DEFAULT_EVENT_RETENTION, windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
+  }
+  notifications(req: NotificationPageRequest): NotificationPage {
+    const seq = this.#d.events.get(req.user) ?? new EventSequence([]);
+    return seq.page(req, { now: this.#now(), ...this.#events });
   }
   object(id: bigint): Obj | null {
     return this.#d.objects.get(id) ?? null;
@@ -146,9 +169,16 @@ export class MemorySource implements Source {
 export class RecordingSource implements Source {
   readonly #d: MemoryData;
   readonly #l: Loaders;
+  readonly #s: Storage;
   constructor(data: MemoryData, storage: Storage) {
     this.#d = data;
+    this.#s = storage;
     this.#l = createLoaders(storage, {});
+  }
+  /** The store's own page; the user's whole sequence recorded once, with whether each event's relation stands. */
+  async notifications(req: NotificationPageRequest): Promise<NotificationPage> {
+    if (!this.#d.events.has(req.user)) this.#d.events.set(req.user, new EventSequence(await recordSequence(this.#s, req.user)));
+    return this.#l.events.notifications(req);
   }
   object(id: bigint): M<Obj | null> {
     return this.#l.objects.load(id).then((o) => {
@@ -185,4 +215,28 @@ export class RecordingSource implements Source {
   like(): never {
     throw new Error('recording runs reads only');
   }
+}
+
+/**
+ * Every stored event of a user and whether its relation stands: the edge of its kind
+ * (`STORED_KINDS[kind].edge`) exists with the event's time as its sequence — the store's rule, read
+ * through the mapping store (one round trip per kind and host).
+ */
+async function recordSequence(storage: Storage, user: bigint): Promise<FloorEvent[]> {
+  const stored = await storage.events.stored(user);
+  const standing = new Set<SequenceEvent>();
+  for (const [kind, events] of groupBy(stored, (e) => e.kind)) {
+    const edge = STORED_KINDS[kind].edge;
+    if (!edge) {
+      for (const e of events) standing.add(e);
+      continue;
+    }
+    const end = (e: SequenceEvent, side: 'user' | 'object' | 'actor' | 'detail'): bigint => (side === 'user' ? e.user : side === 'object' ? e.object : side === 'actor' ? e.actor : e.detail ?? 0n);
+    const pairs = events.map((e) => ({ from: end(e, edge.from), to: end(e, edge.to) }));
+    const sequences = await storage.mappings.sequences(edge.table, pairs);
+    events.forEach((e, i) => {
+      if (sequences.get(`${pairs[i]!.from}:${pairs[i]!.to}`) === e.ts) standing.add(e);
+    });
+  }
+  return stored.map((e) => ({ kind: e.kind, ts: e.ts, id: e.id, actor: e.actor, object: e.object, standing: standing.has(e) }));
 }

@@ -9,6 +9,9 @@ import { decodeCursor, encodeCursor } from '../../src/core/cursor.ts';
 import { formatId, parseId } from '../../src/core/ids.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 import type { ObjectType } from '../../src/core/objectTypes.ts';
+import { storedKindsOf } from '../../src/core/events.ts';
+import { GROUP_ACTORS, kindsArg, notificationResolvers, type ShownGroup } from '../../src/graphql/activity.ts';
+import type { NotificationPage, NotificationPageRequest } from '../../src/storage/eventStore.ts';
 import { checkPageSize, checkTime, checkUsername } from '../../src/core/validate.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
 import { FEED_MAX_SOURCES } from '../../src/loaders/feed.ts';
@@ -43,6 +46,8 @@ export interface Source {
   username(key: string): M<bigint | null>;
   /** The home feed in one go, if the source has a better way than merging lists. */
   feed?(viewer: bigint, first: number, after: string | null): M<FeedPage>;
+  /** A page of the user's notification groups, the same as `EventStore.notifications` answers. */
+  notifications(req: NotificationPageRequest): M<NotificationPage>;
   /** Adds or removes a like (both directions and both counts); false when nothing changed. */
   like(viewer: bigint, pin: bigint, add: boolean): M<boolean>;
 }
@@ -136,6 +141,35 @@ export function mergedFeed(src: Source, viewer: bigint, first: number, after: st
   );
 }
 
+/** The gateway's `notifications` (src/graphql/activity.ts) over a source: a group shows while its target and one of its latest actors exist. */
+function notificationConnection(ctx: SourceContext, user: bigint, a: Args) {
+  const first = checkPageSize(a.first as number | null | undefined);
+  const req: NotificationPageRequest = {
+    user,
+    kinds: storedKindsOf('notifications', kindsArg(a.kinds)),
+    first,
+    after: str(a.after),
+    actors: GROUP_ACTORS,
+    since: checkTime(a.since as string | null | undefined, 'since'),
+    until: checkTime(a.until as string | null | undefined, 'until'),
+  };
+  return then(ctx.src.notifications(req), (page) => {
+    const ids = [...new Set(page.groups.flatMap((g) => [g.object, ...g.actors]))];
+    return then(all(ids.map((i) => ctx.src.object(i))), (objects) => {
+      const byId = new Map<bigint, Obj>();
+      objects.forEach((o, i) => {
+        if (o) byId.set(ids[i]!, o);
+      });
+      const edges = page.groups.flatMap((group) => {
+        const target = byId.get(group.object);
+        const actors = group.actors.flatMap((i) => byId.get(i) ?? []);
+        return target && actors.length > 0 ? [{ cursor: group.cursor, node: { group, target, actors } satisfies ShownGroup }] : [];
+      });
+      return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+    });
+  });
+}
+
 const count = (kind: MappingTable) => (o: Obj, _a: Args, ctx: SourceContext) => ctx.src.count(o, kind);
 const common = { id: (o: Obj) => formatId(o.id), createdAt: (o: Obj) => new Date(o.createdAt).toISOString() };
 
@@ -197,7 +231,13 @@ export const sourceResolvers = {
     followers: (o: Obj, a: Args, ctx: SourceContext) => connection(ctx, 'user_followed_by_users', o.id, 'user', a),
     following: (o: Obj, a: Args, ctx: SourceContext) => connection(ctx, 'user_follows_users', o.id, 'user', a),
     followedBoards: (o: Obj, a: Args, ctx: SourceContext) => connection(ctx, 'user_follows_boards', o.id, 'board', a),
+    notifications: (o: Obj, a: Args, ctx: SourceContext) => {
+      if (ctx.viewerId === undefined) throw bad('UNAUTHENTICATED', 'Notifications need a viewer: send Authorization: Bearer <token>');
+      if (ctx.viewerId !== o.id) throw bad('FORBIDDEN', "Expected the viewer's own notifications, got another user's");
+      return notificationConnection(ctx, o.id, a);
+    },
   },
+  Notification: notificationResolvers,
   Board: {
     ...common,
     name: (o: Obj) => str(o.data.name) ?? '',

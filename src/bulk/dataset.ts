@@ -77,6 +77,8 @@ export interface DatasetInfo {
     readonly feed10Users: string[];
     readonly feed1kUsers: string[];
     readonly mutationUsers: string[];
+    /** Users with thousands of notifications (src/bulk/events.ts). */
+    readonly notifiedUsers: string[];
     readonly detailPins: string[];
     readonly mutationPins: string[];
   };
@@ -189,6 +191,7 @@ function specialsOf(ix: DatasetIndex): DatasetInfo['specials'] {
     feed10Users: s.feed10Users.map((u) => ix.userIds[u]!),
     feed1kUsers: s.feed1kUsers.map((u) => ix.userIds[u]!),
     mutationUsers: s.mutationUsers.map((u) => ix.userIds[u]!),
+    notifiedUsers: s.notifiedUsers.map((u) => ix.userIds[u]!),
     detailPins: s.detailPins.map((p) => ix.pinIds[p]!),
     mutationPins: s.mutationPins.map((p) => ix.pinIds[p]!),
   };
@@ -235,7 +238,7 @@ export async function ensureDataset(opts: EnsureOptions): Promise<EnsureResult> 
     const ds = generate(opts.params, Array.from({ length: slot.shards }, (_, i) => slot.shardBase + i));
     const ix = indexDataset(ds);
     const generateMs = Date.now() - t0;
-    const summary = datasetSummary(ds);
+    const summary = { ...datasetSummary(ds), events: ix.events.length };
     log(`generated in ${generateMs} ms: ${Object.entries(summary).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 
     const t1 = Date.now();

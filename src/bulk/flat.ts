@@ -1,12 +1,14 @@
 /**
  * The same data set in ONE unsharded database, the way a monolith would keep it: one table per
  * object type with the same 64-bit IDs, foreign-key columns and the counts as columns on the rows;
- * one table per relation (likes, follows, board follows) indexed both ways. It is the baseline a
- * single MySQL answering with JOINs would give (bench/baselines/flat.ts).
+ * one table per relation (likes, follows, board follows) indexed both ways; the notified users'
+ * events in one table keyed like the shards' (a user's events per kind in time order, and across
+ * kinds in time order). It is the baseline a single MySQL answering with JOINs would give
+ * (bench/baselines/flat.ts).
  */
 import type { Part } from '../storage/bulkSql.ts';
 import { sqlString } from '../storage/bulkSql.ts';
-import { boardJson, members, pinJson, userJson, type DatasetIndex } from './sharded.ts';
+import { boardJson, eventsPart, members, pinJson, userJson, type DatasetIndex } from './sharded.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { normalizeLookupKey } from '../core/modShard.ts';
 
@@ -77,6 +79,19 @@ export const FLAT_TABLES: readonly [string, string][] = [
   KEY by_user (user_id, created_at, board_id),
   KEY by_board (board_id, created_at, user_id)
 ) ENGINE=InnoDB`],
+  ['events', `CREATE TABLE events (
+  user_id BIGINT UNSIGNED NOT NULL,
+  kind VARCHAR(32) NOT NULL,
+  ts BIGINT NOT NULL,
+  event_id BIGINT UNSIGNED NOT NULL,
+  actor_id BIGINT UNSIGNED NOT NULL,
+  object_id BIGINT UNSIGNED NOT NULL,
+  -- the repin or comment; 0 = none
+  detail_id BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (user_id, kind, ts, event_id),
+  KEY by_time (user_id, ts, event_id)
+) ENGINE=InnoDB`],
 ];
 
 /** Objects in ID order: shard by shard, local IDs ascending within a shard (type is fixed per table). */
@@ -143,5 +158,6 @@ export function flatParts(ix: DatasetIndex, db: string): Part[] {
     relation('likes', ['user_id', 'pin_id', 'created_at'], users, ix.userIds, ix.pinIds, ds.likes),
     relation('follows', ['follower_id', 'followee_id', 'created_at'], users, ix.userIds, ix.userIds, ds.follows),
     relation('board_follows', ['user_id', 'board_id', 'created_at'], users, ix.userIds, ix.boardIds, ds.boardFollows),
+    eventsPart(`${db}.events`, ix.events),
   ];
 }

@@ -8,14 +8,17 @@
  * Besides the natural population the generator adds a few users the benchmark needs, each made
  * deterministically: showcase profiles (12 boards × 40 pins), owners of big boards (thousands of
  * pins, for deep pagination), home-feed readers following exactly 10 and 1,000 pinners, and users
- * who only like and unlike (the mutation mix), with no likes of their own to disturb.
+ * who only like and unlike (the mutation mix), with no likes of their own to disturb, and users
+ * with thousands of notifications (likes, repins, follows of them and of their boards by natural
+ * users, most in the data set's last 30 days: the notifications scenario; src/bulk/events.ts
+ * derives their event sequences from these edges).
  */
 import { encodeId } from '../core/ids.ts';
 import { OBJECT_TYPES } from '../core/objectTypes.ts';
 import { heavyTail, permutation, randInt, rngFor, ZipfSampler, type Rng } from './random.ts';
 
 /** Bumped whenever the same parameters would produce different rows (graph or table layout): old markers then mismatch. */
-export const GENERATOR_VERSION = 3;
+export const GENERATOR_VERSION = 4;
 
 export interface DatasetParams {
   readonly version: number;
@@ -37,6 +40,13 @@ export interface DatasetParams {
   /** Readers following 10 pinners, and as many following 1,000. */
   readonly feedUsers: number;
   readonly mutationUsers: number;
+  /** Users whose things natural users like, repin and follow by the thousand (the notifications scenario). */
+  readonly notifiedUsers: number;
+  /** Per notified user: natural users who like two of their pins, who follow them, who follow one of their boards; natural pins repinning theirs. */
+  readonly notifiedLikers: number;
+  readonly notifiedFollowers: number;
+  readonly notifiedBoardFollowers: number;
+  readonly notifiedRepins: number;
   /** Creation times fall in [start, end) (epoch ms; fixed, so the data does not depend on today). */
   readonly start: number;
   readonly end: number;
@@ -58,6 +68,11 @@ export function defaultParams(users: number, prefix: string, seed = 20240607): D
     bigBoardPins: 2100,
     feedUsers: 16,
     mutationUsers: 16,
+    notifiedUsers: 8,
+    notifiedLikers: 1500,
+    notifiedFollowers: 1500,
+    notifiedBoardFollowers: 600,
+    notifiedRepins: 300,
     start: Date.UTC(2023, 0, 1),
     end: Date.UTC(2025, 0, 1),
   };
@@ -70,7 +85,7 @@ export interface Csr {
   readonly ts: Float64Array;
 }
 
-export const UserKind = { Natural: 0, Profile: 1, BigBoard: 2, Feed10: 3, Feed1k: 4, Mutation: 5 } as const;
+export const UserKind = { Natural: 0, Profile: 1, BigBoard: 2, Feed10: 3, Feed1k: 4, Mutation: 5, Notified: 6 } as const;
 export type UserKind = (typeof UserKind)[keyof typeof UserKind];
 
 export interface Specials {
@@ -79,6 +94,8 @@ export interface Specials {
   readonly feed10Users: number[];
   readonly feed1kUsers: number[];
   readonly mutationUsers: number[];
+  /** Users with thousands of notifications. */
+  readonly notifiedUsers: number[];
   /** Pins for the pin-detail scenario: the most liked, then random ones. */
   readonly detailPins: number[];
   /** Pins the mutation users like and unlike: none of them is on a page the read scenarios show. */
@@ -171,7 +188,8 @@ export function userText(ds: Dataset, u: number): { username: string; displayNam
     : kind === UserKind.BigBoard ? `${p}_bigboard_${u - natural}`
     : kind === UserKind.Feed10 ? `${p}_feed10_${u - natural}`
     : kind === UserKind.Feed1k ? `${p}_feed1k_${u - natural}`
-    : `${p}_mutator_${u - natural}`;
+    : kind === UserKind.Mutation ? `${p}_mutator_${u - natural}`
+    : `${p}_notified_${u - natural}`;
   const about = rng() < 0.5 ? `Pinning ${pick(rng, NOUNS)} and ${pick(rng, NOUNS)} since ${new Date(ds.userCreated[u]!).getUTCFullYear()}.` : undefined;
   return about === undefined ? { username, displayName } : { username, displayName, about };
 }
@@ -282,6 +300,7 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
     [UserKind.Feed10, params.feedUsers],
     [UserKind.Feed1k, params.feedUsers],
     [UserKind.Mutation, params.mutationUsers],
+    [UserKind.Notified, params.notifiedUsers],
   ];
   const userCount = natural + specialCounts.reduce((n, [, c]) => n + c, 0);
   const userKind = new Uint8Array(userCount);
@@ -328,6 +347,10 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
         case UserKind.BigBoard:
           boardsOf[u] = 1;
           pinsOf[u] = params.bigBoardPins;
+          break;
+        case UserKind.Notified:
+          boardsOf[u] = 2;
+          pinsOf[u] = 20;
           break;
         default:
           boardsOf[u] = 1;
@@ -376,7 +399,8 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
         pinUser[p] = u;
         pinBoard[p] = b;
         pinLocal[p] = ++pinCounter[s]!;
-        pinCreated[p] = after(rng, boardCreated[b]!, end);
+        // A notified user's pins are old: what happens to them comes later.
+        pinCreated[p] = after(rng, boardCreated[b]!, end, kind === UserKind.Notified ? 0.2 : 1);
       }
     }
   }
@@ -441,12 +465,89 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
       }
     }
   }
+  // Notified users: natural pins repin theirs too, spread over time (a repin is younger than its original).
+  const notified: number[] = [];
+  for (let u = natural; u < userCount; u++) if (userKind[u] === UserKind.Notified) notified.push(u);
+  {
+    const rng = rngFor(seed, 18);
+    const naturalPins: number[] = [];
+    for (let p = 0; p < pinCount; p++) if (userKind[pinUser[p]!] === UserKind.Natural && pinVia[p] === -1) naturalPins.push(p);
+    for (const n of notified) {
+      const p0 = userPinStart[n]!;
+      const np = userPinStart[n + 1]! - p0;
+      let made = 0;
+      for (let tries = 0; made < params.notifiedRepins && naturalPins.length > 0 && tries < params.notifiedRepins * 8; tries++) {
+        const c = naturalPins[randInt(rng, naturalPins.length)]!;
+        const o = p0 + randInt(rng, np);
+        if (pinVia[c] !== -1 || pinCreated[o]! >= pinCreated[c]!) continue;
+        pinVia[c] = o;
+        made++;
+      }
+    }
+  }
   const pinRoot = new Int32Array(pinCount);
   for (let p = 0; p < pinCount; p++) {
     let r = p;
     while (pinVia[r]! >= 0) r = pinVia[r]!; // strictly older each step: no cycle
     pinRoot[p] = r;
   }
+
+  // Notified users: natural users like two of their pins each, follow them, follow one of their
+  // boards — at times in the span's last 30 days, so that a day's window groups several. Chosen
+  // from streams of their own, pushed in source order below: natural user → [target, time, …].
+  const extraLikes = new Map<number, number[]>();
+  const extraFollows = new Map<number, number[]>();
+  const extraBoardFollows = new Map<number, number[]>();
+  {
+    const recent = Math.max(start, end - 30 * 86_400_000);
+    const add = (m: Map<number, number[]>, u: number, to: number, ts: number): void => {
+      const list = m.get(u);
+      if (list) list.push(to, ts);
+      else m.set(u, [to, ts]);
+    };
+    // `want` distinct natural users, uniformly (a partial Fisher–Yates).
+    const naturals = (rng: Rng, want: number): Int32Array => {
+      const pool = new Int32Array(natural);
+      for (let i = 0; i < natural; i++) pool[i] = i;
+      const k = Math.min(natural, want);
+      for (let i = 0; i < k; i++) {
+        const j = i + randInt(rng, natural - i);
+        const v = pool[j]!;
+        pool[j] = pool[i]!;
+        pool[i] = v;
+      }
+      return pool.subarray(0, k);
+    };
+    notified.forEach((n, i) => {
+      const p0 = userPinStart[n]!;
+      const np = userPinStart[n + 1]! - p0;
+      const b0 = userBoardStart[n]!;
+      const nb = userBoardStart[n + 1]! - b0;
+      let rng = rngFor(seed, 15, i);
+      for (const v of naturals(rng, params.notifiedLikers)) {
+        const a = p0 + randInt(rng, np);
+        let b = p0 + randInt(rng, np - 1);
+        if (b >= a) b++;
+        for (const p of [a, b]) add(extraLikes, v, p, after(rng, Math.max(recent, userCreated[v]!, pinCreated[p]!), end));
+      }
+      rng = rngFor(seed, 16, i);
+      for (const v of naturals(rng, params.notifiedFollowers)) add(extraFollows, v, n, after(rng, Math.max(recent, userCreated[v]!, userCreated[n]!), end));
+      rng = rngFor(seed, 17, i);
+      for (const v of naturals(rng, params.notifiedBoardFollowers)) {
+        const b = b0 + randInt(rng, nb);
+        add(extraBoardFollows, v, b, after(rng, Math.max(recent, userCreated[v]!, boardCreated[b]!), end));
+      }
+    });
+  }
+  /** Pushes a source's planned edges first (so sampling skips them); returns how many. */
+  const pushExtra = (b: CsrBuilder, extra: number[] | undefined, seen: Set<number>): number => {
+    if (!extra) return 0;
+    for (let i = 0; i < extra.length; i += 2) {
+      seen.add(extra[i]!);
+      b.push(extra[i]!, extra[i + 1]!);
+    }
+    return extra.length / 2;
+  };
 
   // Likes: heavy-tailed per user, targets by pin popularity, after both exist; never one's own pin.
   const likes = new CsrBuilder(userCount, Math.ceil(userCount * params.likesPerUser * 1.1));
@@ -458,7 +559,8 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
       if ((userKind[u] as UserKind) > UserKind.BigBoard) continue;
       const want = Math.min(Math.floor(pinCount / 4), heavyTail(rng, params.likesPerUser, 1.5, 2000));
       seen.clear();
-      for (let tries = 0; seen.size < want && tries < want * 4 + 10; tries++) {
+      const planned = pushExtra(likes, extraLikes.get(u), seen);
+      for (let tries = 0; seen.size < want + planned && tries < want * 4 + 10; tries++) {
         const p = pinZipf.sample(rng);
         if (pinUser[p] === u || seen.has(p)) continue;
         seen.add(p);
@@ -492,9 +594,10 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
         }
         continue;
       }
-      if (kind === UserKind.Mutation) continue;
+      if (kind === UserKind.Mutation || kind === UserKind.Notified) continue;
       const want = Math.min(popularUsers.size - 1, heavyTail(rng, params.followsPerUser, 1.5, 1000));
-      for (let tries = 0; seen.size < want && tries < want * 4 + 10; tries++) {
+      const planned = pushExtra(follows, extraFollows.get(u), seen);
+      for (let tries = 0; seen.size < want + planned && tries < want * 4 + 10; tries++) {
         const v = popularUsers.sample(rng);
         if (v === u || seen.has(v)) continue;
         seen.add(v);
@@ -513,7 +616,8 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
       if (userKind[u] !== UserKind.Natural) continue;
       const want = Math.min(boardCount - 1, heavyTail(rng, params.boardFollowsPerUser, 1.5, 500));
       seen.clear();
-      for (let tries = 0; seen.size < want && tries < want * 4 + 10; tries++) {
+      const planned = pushExtra(boardFollows, extraBoardFollows.get(u), seen);
+      for (let tries = 0; seen.size < want + planned && tries < want * 4 + 10; tries++) {
         const b = boardZipf.sample(rng);
         if (boardUser[b] === u || seen.has(b)) continue;
         seen.add(b);
@@ -575,6 +679,7 @@ export function generate(params: DatasetParams, shards: readonly number[]): Data
       feed10Users: usersOf(UserKind.Feed10),
       feed1kUsers: usersOf(UserKind.Feed1k),
       mutationUsers: usersOf(UserKind.Mutation),
+      notifiedUsers: notified,
       detailPins: [...detail],
       mutationPins: [...mutation],
     },

@@ -4,11 +4,14 @@
  * as decimal strings), both directions of every two-sided relation, the one-sided lists, a count
  * row beside every non-empty list, and the username lookups in the mod shards.
  */
+import { shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { modShardDatabase, shardDatabase, type Topology } from '../core/topology.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { boardId, boardText, groupBy, pinId, pinText, reverseCsr, userId, userText, type Csr, type Dataset } from './generate.ts';
+import type { SequenceEvent } from '../core/events.ts';
+import { EVENT_ROW_COLUMNS, eventRow, notificationEvents } from './events.ts';
 import { sqlString, type Part } from '../storage/bulkSql.ts';
 
 type Group = { off: Int32Array; items: Int32Array };
@@ -28,6 +31,8 @@ export interface DatasetIndex {
   readonly likers: Csr;
   readonly followers: Csr;
   readonly boardFollowers: Csr;
+  /** The notified users' notifications (src/bulk/events.ts). */
+  readonly events: readonly SequenceEvent[];
 }
 
 export function indexDataset(ds: Dataset): DatasetIndex {
@@ -35,7 +40,7 @@ export function indexDataset(ds: Dataset): DatasetIndex {
   const userIds = Array.from({ length: ds.userCount }, (_, u) => userId(ds, u).toString());
   const boardIds = Array.from({ length: ds.boardCount }, (_, b) => boardId(ds, b).toString());
   const pinIds = Array.from({ length: ds.pinCount }, (_, p) => pinId(ds, p).toString());
-  return {
+  const ix = {
     ds,
     userIds,
     boardIds,
@@ -50,6 +55,7 @@ export function indexDataset(ds: Dataset): DatasetIndex {
     followers: reverseCsr(ds.follows, ds.userCount),
     boardFollowers: reverseCsr(ds.boardFollows, ds.boardCount),
   };
+  return { ...ix, events: notificationEvents(ix) };
 }
 
 export function members(g: Group, key: number): Int32Array {
@@ -226,6 +232,21 @@ function countsPart(db: string, ix: DatasetIndex, lists: [MappingTable, ListSour
   };
 }
 
+/** The events of the users on one shard, in primary key order (user, kind, time, ID). */
+export function eventsPart(table: string, events: readonly SequenceEvent[]): Part {
+  const rows = [...events].sort((a, b) =>
+    a.user !== b.user ? (a.user < b.user ? -1 : 1) : a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : a.ts !== b.ts ? a.ts - b.ts : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
+  return {
+    table,
+    columns: EVENT_ROW_COLUMNS,
+    rows: rows.length,
+    *values() {
+      for (const e of rows) yield eventRow(e);
+    },
+  };
+}
+
 /** All rows of one shard database. */
 export function shardParts(ix: DatasetIndex, shard: number): Part[] {
   const ds = ix.ds;
@@ -237,6 +258,7 @@ export function shardParts(ix: DatasetIndex, shard: number): Part[] {
     objectPart(`${db}.pins`, members(ix.pinsByShard, shard), ds.pinLocal, ds.pinCreated, (p) => pinJson(ix, p)),
     ...lists.map(([table, list]) => mappingPart(db, table, list)),
     countsPart(db, ix, lists, shard),
+    eventsPart(`${db}.events`, ix.events.filter((e) => shardOf(e.user) === shard)),
   ];
 }
 

@@ -16,16 +16,16 @@ interface ShownEvent {
 }
 
 /** A notification group with its target (the user themself for FOLLOW_USER) and its actors still there. */
-interface ShownGroup {
+export interface ShownGroup {
   readonly group: NotificationGroup;
   readonly target: StoredObject;
   readonly actors: StoredObject[];
 }
 
 /** Most recent distinct actors a notification shows. */
-const GROUP_ACTORS = 3;
+export const GROUP_ACTORS = 3;
 
-function kindsArg(value: unknown): ActivityKind[] | null {
+export function kindsArg(value: unknown): ActivityKind[] | null {
   if (value === null || value === undefined) return null;
   const list = value as unknown[];
   for (const k of list) {

@@ -2,7 +2,8 @@
  * `npm run bench -- --quick`, once: the benchmark runs end to end on its own stack (.stack-bench,
  * never the tests' .stack) and its JSON report holds every scenario, with numbers for ours and
  * for every baseline, the ratios, and where ours spent its CPU in the warm run; and the fan-out
- * scenario's latency and throughput.
+ * scenario's latency and throughput. The notifications scenarios' answers (grouping, order, counts,
+ * actors; page 2's cursors) are the same in the floor and flat as in ours.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { join, resolve } from 'node:path';
 import type { BenchReport } from '../../bench/report.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCENARIOS = ['profile', 'board-page-1', 'board-page-100', 'pin-detail', 'feed-10', 'feed-1000', 'like-unlike'];
+const SCENARIOS = ['profile', 'board-page-1', 'board-page-100', 'pin-detail', 'feed-10', 'feed-1000', 'notifications', 'notifications-page-2', 'like-unlike'];
 const BASELINES = ['n+1', 'floor', 'flat'] as const;
 
 function runBench(jsonFile: string): Promise<{ code: number | null; output: string }> {
@@ -71,6 +72,8 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
         }
       }
       for (const b of BASELINES) assert.ok(typeof s.consistency[b] === 'string', `${s.key}: consistency with ${b}`);
+      // The baselines group notifications by the store's rules (bench/baselines/notifications.ts, flat.ts): same answers.
+      if (s.key.startsWith('notifications')) for (const b of ['floor', 'flat'] as const) assert.equal(s.consistency[b], 'same', `${s.key}: ${b}'s answers`);
       const prof = s.profile;
       assert.ok(prof && prof.samples > prof.idleSamples && prof.cpuMs > 0, `${s.key}: ours profiled ${JSON.stringify(prof)?.slice(0, 300)}`);
       assert.ok(prof.byFile.some((x) => x.name.startsWith('src/')), `${s.key}: self time in src/ files`);
