@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { flushCaches, freshEnv, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { testRedisCluster, type TestRedisCluster } from '../helpers/redisCluster.ts';
+import { feedKey, feedMember } from '../../src/cache/redisFeeds.ts';
 import { eventually, runCli, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
 import { keySlot } from '../../src/core/redisKeySlot.ts';
 import { JobQueue } from '../../src/jobs/jobQueue.ts';
@@ -290,7 +291,41 @@ describe('Redis Cluster: the job queue', () => {
       [
         ['feed', 0],
         ['sweeps', 0],
+        ['import', 0],
       ],
     );
+  });
+
+  test('stored feeds on the cluster: a fan-out by the worker reaches the feeds that exist, and only those', async () => {
+    assert.ok(worker, 'the worker of the test before still runs');
+    // A gateway on the cluster enqueues on the same queues the worker serves.
+    const gw = await startTestGateway(env, 'cluster-jobs', { redis: cluster.target, queuePrefix: PREFIX });
+    gateways.push(gw);
+    const ok = async (query: string, variables: Record<string, unknown>, token?: string): Promise<any> => {
+      const r = await gw.gql(query, variables, token ? { token } : {});
+      assert.equal(r.body.errors, undefined, r.text);
+      return r.body.data;
+    };
+    const signUp = async (u: string): Promise<{ id: string; token: string }> => {
+      const d = await ok('mutation($u: String!) { createUser(input: { username: $u }) { user { id } token } }', { u });
+      return { id: d.createUser.user.id, token: d.createUser.token };
+    };
+    const [pinner, reader, absent] = [await signUp('cl_pinner'), await signUp('cl_reader'), await signUp('cl_absent')];
+    for (const f of [reader, absent]) await ok('mutation($u: ID!) { followUser(userId: $u) { id } }', { u: pinner.id }, f.token);
+    const board = (await ok('mutation { createBoard(input: { name: "b" }) { id } }', {}, pinner.token)).createBoard.id;
+    const FEED = '{ homeFeed(first: 5) { edges { node { id } } } }';
+    assert.deepEqual((await ok(FEED, {}, reader.token)).homeFeed.edges, [], 'the reader builds (and stores) an empty feed');
+    const readerKey = feedKey(BigInt(reader.id));
+    assert.equal(await cluster.client.exists(readerKey), 1, 'the reader’s feed is stored on the cluster');
+
+    const pin = (await ok('mutation($b: ID!) { createPin(input: { boardId: $b, title: "fanned" }) { id } }', { b: board }, pinner.token)).createPin.id;
+    await eventually('the worker appended the pin to the reader’s stored feed', async () =>
+      (await cluster.client.zscore(readerKey, feedMember(BigInt(pin)))) !== null ? true : undefined,
+    );
+    assert.equal(await cluster.client.exists(feedKey(BigInt(absent.id))), 0, 'a feed that did not exist is not made by a fan-out');
+    assert.deepEqual((await ok(FEED, {}, reader.token)).homeFeed.edges.map((e: any) => e.node.id), [pin]);
+    // Stored on the cluster, not on the single Redis beside it.
+    assert.ok([...(await cluster.keysByNode('f:*')).values()].flat().includes(readerKey));
+    assert.deepEqual(await single.keys('f:*'), []);
   });
 });
