@@ -262,6 +262,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     ...(opts.repair?.intervalMs !== undefined ? { intervalMs: opts.repair.intervalMs } : {}),
     ...(opts.repair?.minAgeMs !== undefined ? { minAgeMs: opts.repair.minAgeMs } : {}),
     ...(caching ? { sweep: () => layers.sweepUnshared() } : {}),
+    jobs,
     log,
   });
 

@@ -23,9 +23,7 @@ import {
 } from '../core/importSchema.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
-import { jobsRedis } from '../jobs/connection.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
-import { DEFAULT_QUEUE_PREFIX } from '../jobs/queues.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
 import { parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
 import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';
@@ -33,7 +31,7 @@ import { ImportSource, parseSourceUrl, sourceUrl, type SourceLocation } from '..
 import type { Storage } from '../storage/index.ts';
 import { CliError, UsageError, type CliContext, type Command } from './command.ts';
 import { seconds, table } from './format.ts';
-import { configFor, println, publishedTopology, withStorage } from './runtime.ts';
+import { configFor, println, publishedTopology, withJobQueue, withStorage } from './runtime.ts';
 
 /** Rows per chunk (one job): big enough that a job's fixed costs vanish, small enough to retry cheaply. */
 export const DEFAULT_CHUNK_ROWS = 5000;
@@ -363,14 +361,7 @@ const importCommand: Command = {
             println(ctx.stderr, runTitle(run, plan));
           }
           const plan = parsePlan(run.plan);
-          const redis = jobsRedis(config.redis, 'producer');
-          const queue = new JobQueue({ redis, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
-          try {
-            await drive(ctx, storage, queue, run, plan, json);
-          } finally {
-            await queue.close().catch(() => undefined);
-            redis.disconnect();
-          }
+          await withJobQueue(config, (queue) => drive(ctx, storage, queue, run, plan, json));
           await storage.imports.finishRun(run.source, run.run);
           const done = await storage.imports.chunks(run.source, run.run);
           const progress = progressOf(plan, done, Date.now());

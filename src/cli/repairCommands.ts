@@ -1,7 +1,7 @@
 /** `shardql repair` and `shardql reconcile`: finishing interrupted writes, checking both sides of every relation. */
 import { FIX_KINDS, allShards, reconcile, repairIntents } from '../services/repair.ts';
 import { CliError, UsageError, type Command } from './command.ts';
-import { configFor, println, publishedTopology, withStorage } from './runtime.ts';
+import { configFor, println, publishedTopology, withJobQueue, withStorage } from './runtime.ts';
 
 /** `0-15`, `7`, or `0-15,32-47`. */
 export function parseShardList(text: string): number[] {
@@ -25,7 +25,10 @@ const repair: Command = {
     const minAgeMs = args.int('min-age', 5000, 0, 86_400_000);
     const config = configFor(ctx);
     const { topology } = await publishedTopology(config);
-    const report = await withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
+    // The queue too: an intent may record a job to enqueue (a new pin's fan-out).
+    const report = await withJobQueue(config, (jobs) =>
+      withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs, jobs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true }),
+    );
     println(ctx.stdout, `${report.completed} intents completed, ${report.failed} failed`);
     if (report.failed > 0) throw new CliError(`${report.failed} intents could not be completed; see above`);
   },
@@ -49,7 +52,9 @@ const reconcileCommand: Command = {
     const wanted = args.string('shards');
     const shards = wanted ? parseShardList(wanted).filter((s) => topology.shardExists(s)) : allShards(topology);
     const intentAgeMs = args.int('intent-age', 60_000, 0, 86_400_000);
-    const r = await withStorage(config, topology, (s) => reconcile(s, shards, { intentAgeMs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true });
+    const r = await withJobQueue(config, (jobs) =>
+      withStorage(config, topology, (s) => reconcile(s, shards, { intentAgeMs, jobs, log: (l) => println(ctx.stdout, l) }), 4, { caches: true }),
+    );
     println(ctx.stdout, `${shards.length} shards checked, ${r.fixes.length} fixes: ${FIX_KINDS.map((k) => `${r.byKind[k]} ${k}`).join(', ')}`);
   },
 };

@@ -11,6 +11,10 @@ import { createStorage, type Storage } from '../storage/index.ts';
 import { createCacheLayers } from '../cache/cacheLayers.ts';
 import { loadTopology, type LoadedTopology } from '../topology/etcdTopology.ts';
 import { CliError, type CliContext, type Env } from './command.ts';
+import { jobsRedis } from '../jobs/connection.ts';
+import { JobQueue } from '../jobs/jobQueue.ts';
+import { DEFAULT_QUEUE_PREFIX } from '../jobs/queues.ts';
+import { JOB_KINDS } from '../jobs/registry.ts';
 
 export function stackInfo(ctx: CliContext): StackInfo | null {
   return readStackInfo(ctx.stackDir);
@@ -112,4 +116,19 @@ export async function confirm(ctx: CliContext, question: string): Promise<boolea
 
 export function println(stream: NodeJS.WritableStream, line = ''): void {
   stream.write(`${line}\n`);
+}
+
+/**
+ * The job queue on the configured Redis (one Redis or a cluster) for the length of `fn`: a producer
+ * connection, closed after. Used by every command that enqueues or reads the queues.
+ */
+export async function withJobQueue<T>(config: GatewayConfig, fn: (queue: JobQueue<typeof JOB_KINDS>) => Promise<T>): Promise<T> {
+  const redis = jobsRedis(config.redis, 'producer');
+  const queue = new JobQueue({ redis, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
+  try {
+    return await fn(queue);
+  } finally {
+    await queue.close().catch(() => undefined);
+    redis.disconnect();
+  }
 }

@@ -3,15 +3,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config.ts';
-import { jobsRedis } from '../jobs/connection.ts';
 import { describeRedisTarget } from '../redis/redisClient.ts';
-import { JobQueue, type QueueStats } from '../jobs/jobQueue.ts';
-import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, QUEUES, parseConcurrency, parseQueueList } from '../jobs/queues.ts';
+import type { QueueStats } from '../jobs/jobQueue.ts';
+import { QUEUE_NAMES, QUEUES, parseConcurrency, parseQueueList } from '../jobs/queues.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
 import { jsonLogger } from '../log.ts';
 import { CliError, UsageError, type CliContext, type Command } from './command.ts';
 import { seconds, table } from './format.ts';
-import { configFor, println } from './runtime.ts';
+import { configFor, println, withJobQueue } from './runtime.ts';
 
 function workerConfigFor(ctx: CliContext, overrides: { queues?: string | undefined; concurrency?: string | undefined }): WorkerConfig {
   let base: WorkerConfig;
@@ -89,19 +88,14 @@ const jobsCommand: Command = {
   async run(args, ctx) {
     const failures = args.int('failures', 5, 0, 1000);
     const config = configFor(ctx);
-    const redis = jobsRedis(config.redis, 'producer');
-    const queue = new JobQueue({ redis, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
-    try {
+    await withJobQueue(config, async (queue) => {
       const stats = await Promise.race([
         queue.stats({ failures }),
         new Promise<never>((_, reject) => setTimeout(() => reject(new CliError(`${describeRedisTarget(config.redis)} did not answer within 10 s`)), 10_000).unref()),
       ]);
       if (args.flag('json')) println(ctx.stdout, JSON.stringify({ queues: stats }));
       else printStats(ctx, stats);
-    } finally {
-      await queue.close().catch(() => undefined);
-      redis.disconnect();
-    }
+    });
   },
 };
 

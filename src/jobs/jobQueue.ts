@@ -7,7 +7,7 @@
 import { Queue, type Job } from 'bullmq';
 import type { RedisClient } from '../redis/redisClient.ts';
 import type { EnqueueOptions, Enqueued } from '../services/backgroundJobs.ts';
-import type { JobRegistry, PayloadOf } from './jobKind.ts';
+import type { JobRegistry, JsonObject, PayloadOf } from './jobKind.ts';
 import { KEEP_COMPLETED, KEEP_FAILED, QUEUE_NAMES, QUEUES, queuePrefix, type QueueName } from './queues.ts';
 
 export interface JobFailure {
@@ -83,6 +83,20 @@ export class JobQueue<R extends JobRegistry> {
       ...(opts.delayMs ? { delay: opts.delayMs } : {}),
     });
     return { id: job.id! };
+  }
+
+  /** A payload as the queue carries it: what a write records in its intent (BackgroundJobs.encode). */
+  encode<K extends keyof R & string>(kind: K, payload: PayloadOf<R, K>): JsonObject {
+    const def = this.#registry[kind];
+    if (def === undefined) throw new Error(`no job kind ${JSON.stringify(kind)} is registered`);
+    return def.encode(payload);
+  }
+
+  /** Enqueues a job recorded as its encoded payload (an intent step), decoding it first as a worker would. */
+  async enqueueRecorded(kind: string, data: Readonly<Record<string, unknown>>): Promise<Enqueued> {
+    const def = this.#registry[kind as keyof R & string];
+    if (def === undefined) throw new Error(`no job kind ${JSON.stringify(kind)} is registered`);
+    return this.enqueue(kind as keyof R & string, def.decode(data as JsonObject) as PayloadOf<R, keyof R & string>);
   }
 
   /** Depth, lag and the newest `failures` failures of every queue: 2 round trips in all (every call in parallel). */

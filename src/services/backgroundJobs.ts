@@ -20,4 +20,8 @@ export interface Enqueued {
 
 export interface BackgroundJobs {
   enqueue<K extends JobName>(kind: K, payload: JobPayloads[K], opts?: EnqueueOptions): Promise<Enqueued>;
+  /** A payload as the queue carries it (JSON): what a write records in its intent to enqueue later. */
+  encode<K extends JobName>(kind: K, payload: JobPayloads[K]): Readonly<Record<string, unknown>>;
+  /** Enqueues a job recorded that way: the payload is decoded (checked) first, as a worker would. */
+  enqueueRecorded(kind: string, data: Readonly<Record<string, unknown>>): Promise<Enqueued>;
 }

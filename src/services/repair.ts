@@ -6,6 +6,7 @@ import { listCacheKey } from '../storage/mappingStore.ts';
 import { isActive } from '../storage/objectStore.ts';
 import { ShardScan, type ObjectState } from '../storage/shardScan.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import type { BackgroundJobs } from './backgroundJobs.ts';
 import { deleteInTx, parentEdges, purge } from './cascade.ts';
 import { WriteExecutor, completeIntent, finishSteps, runStep } from './writeExecutor.ts';
 
@@ -27,7 +28,7 @@ export function allShards(topology: Topology): number[] {
 export async function repairIntents(
   storage: Storage,
   topology: Topology,
-  opts: { minAgeMs: number; limit?: number; log?: (line: string) => void },
+  opts: { minAgeMs: number; limit?: number; log?: (line: string) => void; jobs?: BackgroundJobs | undefined },
   ctx: OpContext = {},
 ): Promise<RepairReport> {
   let completed = 0;
@@ -38,7 +39,7 @@ export async function repairIntents(
     for (const intent of pending) {
       try {
         await storage.intents.noteAttempt(intent.shard, intent.id, ctx);
-        await finishSteps(storage, intent.steps, ctx);
+        await finishSteps(storage, intent.steps, ctx, { jobs: opts.jobs });
         await storage.intents.complete(intent.shard, intent.id, ctx);
         completed++;
         opts.log?.(`completed ${intent.kind} intent ${intent.id} on shard ${intent.shard} (${intent.steps.length} steps, attempt ${intent.attempts + 1})`);
@@ -107,7 +108,7 @@ const CONTAINMENT: readonly MappingTable[] = ['user_has_boards', 'user_has_pins'
 export async function reconcile(
   storage: Storage,
   shards: readonly number[],
-  opts: { log?: (line: string) => void; intentAgeMs?: number } = {},
+  opts: { log?: (line: string) => void; intentAgeMs?: number; jobs?: BackgroundJobs | undefined } = {},
   ctx: OpContext = {},
 ): Promise<ReconcileReport> {
   const fixes: Fix[] = [];
@@ -120,7 +121,7 @@ export async function reconcile(
   for (const shard of shards) {
     // Writes whose writer is gone first: finishing them settles much of what follows.
     for (const intent of await storage.intents.pending([shard], opts.intentAgeMs ?? 60_000, 10_000, ctx)) {
-      if (await completeIntent(storage, shard, intent.id, ctx)) note('intent', shard, `completed ${intent.kind} intent ${intent.id} (${intent.steps.length} steps)`);
+      if (await completeIntent(storage, shard, intent.id, ctx, { jobs: opts.jobs })) note('intent', shard, `completed ${intent.kind} intent ${intent.id} (${intent.steps.length} steps)`);
     }
 
     // Deleted owners with non-empty lists; live children of dead parents.

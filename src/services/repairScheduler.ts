@@ -1,5 +1,6 @@
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
+import type { BackgroundJobs } from './backgroundJobs.ts';
 import { repairIntents } from './repair.ts';
 
 type Log = (event: string, fields: Record<string, unknown>) => void;
@@ -14,6 +15,8 @@ export interface RepairSchedulerOptions {
   readonly minAgeMs?: number;
   /** Replays cache invalidations recorded as failed (CacheLayers.sweepUnshared); resolves to the keys swept. */
   readonly sweep?: () => Promise<number>;
+  /** The job queue, for intents that record a job to enqueue (a new pin's fan-out). */
+  readonly jobs?: BackgroundJobs | undefined;
   readonly log: Log;
 }
 
@@ -41,7 +44,7 @@ export function startRepairScheduler(opts: RepairSchedulerOptions): RepairSchedu
   const pass = (): void => {
     if (running) return;
     running = Promise.all([
-      repairIntents(opts.storage, opts.topology(), { minAgeMs: opts.minAgeMs ?? 5000, log: (line) => log('repair', { line }) })
+      repairIntents(opts.storage, opts.topology(), { minAgeMs: opts.minAgeMs ?? 5000, jobs: opts.jobs, log: (line) => log('repair', { line }) })
         .then((r) => r.completed + r.failed > 0 && log('repair_pass', { ...r }))
         .catch((err: unknown) => log('repair_failed', { error: err instanceof Error ? err.message : String(err) })),
       sweep(),

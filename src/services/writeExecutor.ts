@@ -12,6 +12,7 @@ import { isActive, type ObjectData, type StoredObject } from '../storage/objectS
 import { batchOf, type BatchPart, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { parentEdges, purge } from './cascade.ts';
+import type { BackgroundJobs } from './backgroundJobs.ts';
 
 /** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
@@ -175,9 +176,12 @@ export class WriteExecutor {
   readonly #storage: Storage;
   readonly #faults: FaultHook | undefined;
 
-  constructor(storage: Storage, faults?: FaultHook) {
+  readonly #ports: StepPorts;
+
+  constructor(storage: Storage, faults?: FaultHook, ports: StepPorts = {}) {
     this.#storage = storage;
     this.#faults = faults;
+    this.#ports = ports;
   }
 
   async run<R>(plan: WritePlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
@@ -234,7 +238,7 @@ export class WriteExecutor {
       }
       await this.#fault('before-complete', plan.kind, idem);
       if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
-        await runStep(this.#storage, out.steps[0]!, ctx);
+        await runStep(this.#storage, out.steps[0]!, ctx, this.#ports);
         await this.#storage.intents.complete(plan.shard, intentId, ctx);
       }
       return out.result;
@@ -251,7 +255,7 @@ export class WriteExecutor {
   /** A step after the first transaction: an event it appended is copied without reading it back. */
   async #runKnown(step: IntentStep, local: LocalWrite, ctx: OpContext): Promise<void> {
     if (step.kind === 'appendEvent' && local.appended(step.source)) await this.#storage.events.append([decodeEvent(step.event)], ctx);
-    else await runStep(this.#storage, step, ctx);
+    else await runStep(this.#storage, step, ctx, this.#ports);
   }
 
   /** A first transaction failed: if a twin request with the same key committed first, answer what it answered; else rethrow. */
@@ -283,7 +287,7 @@ export class WriteExecutor {
       });
     }
     // The first attempt may have stopped midway: finish its remaining steps before answering.
-    if (rec.intentId !== null) await completeIntent(this.#storage, plan.shard, rec.intentId, ctx);
+    if (rec.intentId !== null) await completeIntent(this.#storage, plan.shard, rec.intentId, ctx, this.#ports);
     return { found: true, result: await plan.fromRecord(rec.result, ctx) };
   }
 
@@ -386,7 +390,7 @@ export class WriteExecutor {
       learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
     } else {
       // The owner's event, if the reverse edge's batch carried it, is committed: only the edge needs converging.
-      for (const st of steps) if (st.kind !== 'appendEvent' || !(along && applied)) await runStep(this.#storage, st, ctx);
+      for (const st of steps) if (st.kind !== 'appendEvent' || !(along && applied)) await runStep(this.#storage, st, ctx, this.#ports);
       await intents.complete(shard, intentId, ctx);
     }
     return plan.result;
@@ -447,10 +451,15 @@ function reverseChange(reverse: MappingTable, from: bigint, to: bigint, state: E
 }
 
 /** Finishes one intent if it is still pending: runs its steps (idempotent) and deletes it. */
-export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}): Promise<boolean> {
+/** What some steps need besides storage: the job queue (an `enqueue` step). */
+export interface StepPorts {
+  readonly jobs?: BackgroundJobs | undefined;
+}
+
+export async function completeIntent(storage: Storage, shard: number, id: bigint, ctx: OpContext = {}, ports: StepPorts = {}): Promise<boolean> {
   const intent = await storage.intents.intent(shard, id, ctx);
   if (!intent) return false;
-  await finishSteps(storage, intent.steps, ctx);
+  await finishSteps(storage, intent.steps, ctx, ports);
   await storage.intents.complete(shard, id, ctx);
   return true;
 }
@@ -461,8 +470,8 @@ export async function completeIntent(storage: Storage, shard: number, id: bigint
  * commits, so a writer that died between a commit and that left them stale; a step drops only
  * what it changes itself, and one the writer had already run changes nothing.
  */
-export async function finishSteps(storage: Storage, steps: readonly IntentStep[], ctx: OpContext = {}): Promise<void> {
-  for (const step of steps) await runStep(storage, step, ctx);
+export async function finishSteps(storage: Storage, steps: readonly IntentStep[], ctx: OpContext = {}, ports: StepPorts = {}): Promise<void> {
+  for (const step of steps) await runStep(storage, step, ctx, ports);
   for (const step of steps) await forgetWrite(storage, step, ctx);
 }
 
@@ -499,7 +508,8 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
       return;
     }
     case 'invalidate':
-      return; // the step itself is an invalidation
+    case 'enqueue':
+      return; // the step itself is an invalidation, or changes no cached data
     case 'appendEvent': // the user's first page of notifications (or activity) it lands in
       await storage.mappings.invalidate(storage.events.keysOf([decodeEvent(step.event)]), ctx);
       return;
@@ -514,8 +524,13 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
  * One remaining step. Each re-derives what it must produce from the side written first, so
  * replaying a step late (after a later opposite write) cannot undo that write.
  */
-export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext = {}): Promise<void> {
+export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext = {}, ports: StepPorts = {}): Promise<void> {
   switch (step.kind) {
+    case 'enqueue':
+      // No queue here (a process without Redis): the intent stays for one that has it.
+      if (!ports.jobs) throw new Error(`no job queue in this process to enqueue the recorded ${step.job} job`);
+      await ports.jobs.enqueueRecorded(step.job, step.data);
+      return;
     case 'syncReverse': {
       const table = step.table as MappingTable;
       const reverse = reverseOf(table);

@@ -76,7 +76,7 @@ export class ProductWrites {
     this.#s = deps.storage;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
-    this.#exec = new WriteExecutor(deps.storage, deps.faults);
+    this.#exec = new WriteExecutor(deps.storage, deps.faults, { jobs: deps.jobs });
   }
 
   #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
@@ -97,11 +97,16 @@ export class ProductWrites {
     }
   }
 
-  /** A new pin (or repin) into its audience's stored feeds. */
-  #fanOut(pin: StoredObject): Promise<void> {
+  /**
+   * A new pin (or repin) into its audience's stored feeds: the fan-out job recorded in the write's
+   * intent, so it is enqueued after the commit by the writer or, if the writer dies first, by the
+   * repair pass — an acknowledged pin never misses the stored feeds. (None without a queue.)
+   */
+  #fanOutSteps(pin: StoredObject): IntentStep[] {
     const { pinner, board } = pin.refs;
-    if (pinner === undefined || board === undefined) return Promise.resolve();
-    return this.#enqueue('feed.fanout', { pin: pin.id, pinner, board, time: pin.createdAt });
+    const jobs = this.#deps.jobs;
+    if (!jobs || pinner === undefined || board === undefined) return [];
+    return [{ kind: 'enqueue', job: 'feed.fanout', data: jobs.encode('feed.fanout', { pin: pin.id, pinner, board, time: pin.createdAt }) }];
   }
 
   #idempotency(viewer: bigint, opts: WriteOpts): IdempotencyOptions | undefined {
@@ -311,13 +316,11 @@ export class ProductWrites {
     const fields = applyPatch({}, this.#pinFields(input));
     const me = await this.#viewer(viewer, ctx);
     await this.#ownBoard(me.id, boardId, ctx);
-    const plan = this.#objectPlan('createPin', shardOf(boardId), { boardId: formatId(boardId), fields }, async (w) => ({
-      result: await this.#savePin(w, me.id, boardId, fields),
-      steps: [],
-    }));
-    const pin = await this.#run(plan, me.id, opts, ctx);
-    await this.#fanOut(pin);
-    return pin;
+    const plan = this.#objectPlan('createPin', shardOf(boardId), { boardId: formatId(boardId), fields }, async (w) => {
+      const pin = await this.#savePin(w, me.id, boardId, fields);
+      return { result: pin, steps: this.#fanOutSteps(pin) };
+    });
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   async updatePin(
@@ -360,12 +363,10 @@ export class ProductWrites {
     const plan = this.#objectPlan('repin', shardOf(boardId), { pinId: formatId(pinId), boardId: formatId(boardId) }, async (w) => {
       const pin = await this.#savePin(w, me.id, boardId, { ...copy, via_pin_id: formatId(original.id) });
       const events = this.#events(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
-      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events] };
+      // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
+      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events, ...this.#fanOutSteps(pin)] };
     });
-    // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
-    const pin = await this.#run(plan, me.id, opts, ctx);
-    await this.#fanOut(pin);
-    return pin;
+    return this.#run(plan, me.id, opts, ctx);
   }
 
   async movePin(viewer: bigint | undefined, boardId: bigint, pinId: bigint, afterPinId: bigint | null, ctx: OpContext = {}): Promise<StoredObject> {

@@ -27,6 +27,12 @@ export type IntentStep =
   /** Empty every list of the deleted object `id`, deleting its children in turn (services/cascade.ts). */
   | { readonly kind: 'purge'; readonly id: string }
   /**
+   * Hand a background job to the queue (its kind and encoded payload): recorded with the write, so a
+   * writer that dies after its commit cannot lose it (a fan-out of a new pin). Enqueueing twice is
+   * harmless: such jobs have IDs of their own and idempotent handlers.
+   */
+  | { readonly kind: 'enqueue'; readonly job: string; readonly data: Readonly<Record<string, unknown>> }
+  /**
    * Invalidate cache keys (`o:<id>`, `l:<table>:<from>`) in every layer: a committed write could
    * not invalidate them nor record that in Redis (recorded after its commit, see LookAside).
    */

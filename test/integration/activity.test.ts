@@ -162,7 +162,7 @@ describe('Event sequences: the store', () => {
       const jobCtx: JobContext = {
         storage,
         topology: () => env.topology,
-        jobs: { enqueue: async () => ({ id: 'none' }) },
+        jobs: { enqueue: async () => ({ id: 'none' }), encode: () => ({}), enqueueRecorded: async () => ({ id: 'none' }) },
         feeds: undefined,
         importSources: undefined as never,
         log: (event) => void logged.push(event),

@@ -371,6 +371,35 @@ describe('Feeds: stored in Redis, written by fan-out jobs in worker processes', 
     }
   });
 
+  test('the writer dies after the pin committed, before enqueueing its fan-out: the repair pass enqueues it from the intent', async () => {
+    const star = await user('dur_star');
+    const fan = await user('dur_fan');
+    await follow(fan, star);
+    await feedPage(fan); // the fan's feed exists from here on
+    // A writer that crashes right after the first commit, as a process killed there would stop.
+    class Crash extends Error {}
+    const writes = new ProductWrites({
+      storage: cached,
+      topology: () => env.topology,
+      jobs: queue,
+      faults: (point, kind) => (point === 'after-first-commit' && kind === 'createPin' ? () => { throw new Crash('killed after the commit'); } : undefined),
+    });
+    await assert.rejects(writes.createPin(BigInt(star.id), BigInt(star.board), { title: 'acknowledged?' }), Crash);
+    const pending = await cached.intents.pending(allShards(env.topology), 0, 100);
+    assert.deepEqual(pending.map((i) => [i.kind, i.steps.map((st) => st.kind)]), [['createPin', ['enqueue']]], 'the fan-out waits in the intent log');
+    const pinId = String((pending[0]!.steps[0] as unknown as { data: { pin: string } }).data.pin);
+    assert.equal((await stored(fan))?.includes(pinId), false, 'no fan-out ran: nothing enqueued it yet');
+    const repaired = await repairIntents(cached, env.topology, { minAgeMs: 0, jobs: queue });
+    assert.deepEqual([repaired.completed, repaired.failed], [1, 0]);
+    await eventually('the fan-out the repair pass enqueued reached the fan’s stored feed', async () => ((await stored(fan))?.includes(pinId) ? true : undefined));
+    assert.equal((await feedPage(fan)).ids[0], pinId);
+    // Without a queue in the process that repairs, the intent stays for one that has it.
+    await assert.rejects(writes.createPin(BigInt(star.id), BigInt(star.board), { title: 'second' }), Crash);
+    const noQueue = await repairIntents(cached, env.topology, { minAgeMs: 0 });
+    assert.deepEqual([noQueue.completed, noQueue.failed], [0, 1]);
+    assert.equal((await repairIntents(cached, env.topology, { minAgeMs: 0, jobs: queue })).completed, 1);
+  });
+
   test('Redis flushed: feeds are rebuilt on read, and nothing wrong is served', async () => {
     const p = await user('flush_pinner');
     const a = await user('flush_reader');

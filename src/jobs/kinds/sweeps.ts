@@ -18,7 +18,7 @@ export const repairPass = defineJob<{ readonly minAgeMs: number }>({
   // Steps are idempotent; a pass that fails is simply the next pass's work.
   attempts: 1,
   async handle(p, ctx) {
-    const report = await repairIntents(ctx.storage, ctx.topology(), { minAgeMs: p.minAgeMs, log: (line) => ctx.log('repair', { line }) });
+    const report = await repairIntents(ctx.storage, ctx.topology(), { minAgeMs: p.minAgeMs, jobs: ctx.jobs, log: (line) => ctx.log('repair', { line }) });
     return { completed: report.completed, failed: report.failed };
   },
 });
@@ -86,7 +86,7 @@ export const reconcileShards = defineJob<{ readonly shards: readonly number[]; r
     for (const shard of p.shards) {
       if (!topology.shardExists(shard)) continue;
       throwIfStopping(ctx);
-      const r = await reconcile(ctx.storage, [shard], { log: (line) => ctx.log('reconcile_fix', { shard, line }) });
+      const r = await reconcile(ctx.storage, [shard], { jobs: ctx.jobs, log: (line) => ctx.log('reconcile_fix', { shard, line }) });
       totals.shards!++;
       for (const k of FIX_KINDS) totals[k]! += r.byKind[k];
     }
