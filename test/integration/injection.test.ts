@@ -59,6 +59,8 @@ function owned(change: { table: string; row: Record<string, unknown> }, allowed:
   if (type && db.startsWith('db')) return allowed.has(String(encodeId({ shard: Number(db.slice(2)), type: OBJECT_TYPES[type], local: BigInt(String(r.local_id)) })));
   if ('from_id' in r && 'to_id' in r) return allowed.has(String(r.from_id)) && allowed.has(String(r.to_id));
   if (table === 'counts' || table === 'lookups') return allowed.has(String(r.id));
+  // An event (activity, notifications): whose sequence, who did it, to what — all ours.
+  if (table === 'events') return [r.user_id, r.actor_id, r.object_id, r.detail_id].every((id) => id === null || id === undefined || allowed.has(String(id)));
   // Write bookkeeping (intents, idempotency keys): every ID it names must be ours.
   const ids = JSON.stringify(r).match(/\d{12,20}/g) ?? [];
   return ids.every((id) => allowed.has(id));

@@ -15,6 +15,7 @@ import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import type { Job } from 'bullmq';
 import { ProductWrites } from '../../src/services/writes.ts';
+import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 
@@ -278,7 +279,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
       }
       const queueKeys = keys.filter((k) => !k.startsWith(`${PREFIX}:probe:`));
       assert.ok(queueKeys.length > 10, `queue keys found: ${queueKeys.length}`);
-      const untagged = queueKeys.filter((k) => !k.startsWith(`{${PREFIX}:feed}:feed:`) && !k.startsWith(`{${PREFIX}:sweeps}:sweeps:`));
+      const untagged = queueKeys.filter((k) => !QUEUE_NAMES.some((q) => k.startsWith(`{${PREFIX}:${q}}:${q}:`)));
       assert.deepEqual(untagged, []);
     } finally {
       await gateway.stop();

@@ -92,9 +92,26 @@ describe('Storage: objects', () => {
 });
 
 describe('Storage: mappings', () => {
+  /** A real, active object to own a list: an edge is never added to the list of a missing or deleted one. */
+  const listOwner = async (type: 'user' | 'board', shard: number): Promise<bigint> => (await env.storage.objects.create(type, shard, {})).id;
+  let timedUser: bigint;
+
+  test('adding to the list of a missing or deleted object is refused: no row, no count', async () => {
+    const { mappings, objects } = env.storage;
+    const ghost = encodeId({ shard: 1, type: 3, local: 999_999n });
+    const gone = await listOwner('user', 1);
+    await objects.softDelete(gone);
+    const pin = encodeId({ shard: 9, type: 1, local: 5n });
+    for (const owner of [ghost, gone]) {
+      assert.deepEqual(await mappings.applyOne({ op: 'add', table: 'user_likes_pins', from: owner, to: pin }), { changed: false, refused: true });
+      assert.equal((await mappings.existing('user_likes_pins', [{ from: owner, to: pin }])).size, 0);
+      assert.equal((await mappings.counts([{ id: owner, kind: 'user_likes_pins' }])).get(`${owner}:user_likes_pins`) ?? 0, 0);
+    }
+  });
+
   test('adding an edge twice is one edge and one count; removing it twice is none', async () => {
     const { mappings } = env.storage;
-    const user = encodeId({ shard: 1, type: 3, local: 77n });
+    const user = await listOwner('user', 1);
     const pin = encodeId({ shard: 9, type: 1, local: 5n });
     assert.deepEqual(await mappings.apply([{ op: 'add', table: 'user_likes_pins', from: user, to: pin }]), [true]);
     assert.deepEqual(await mappings.apply([{ op: 'add', table: 'user_likes_pins', from: user, to: pin }]), [false]);
@@ -107,7 +124,7 @@ describe('Storage: mappings', () => {
 
   test('pages walk a list newest first with ties broken on to_id, with no gap or repeat', async () => {
     const { mappings } = env.storage;
-    const board = encodeId({ shard: 4, type: 2, local: 1000n });
+    const board = await listOwner('board', 4);
     const pins = Array.from({ length: 23 }, (_, i) => encodeId({ shard: 4, type: 1, local: BigInt(100 + i) }));
     // Three pins share each sequence: order must still be total.
     await mappings.apply(pins.map((to, i) => ({ op: 'add' as const, table: 'board_has_pins' as const, from: board, to, sequence: 1000 + Math.floor(i / 3) })));
@@ -127,7 +144,7 @@ describe('Storage: mappings', () => {
 
   test('time ranges select by sequence: since inclusive, until exclusive', async () => {
     const { mappings } = env.storage;
-    const user = encodeId({ shard: 6, type: 3, local: 1n });
+    const user = (timedUser = await listOwner('user', 6));
     await mappings.apply([10, 20, 30, 40].map((seq) => ({ op: 'add' as const, table: 'user_has_pins' as const, from: user, to: BigInt(seq), sequence: seq })));
     const [page] = await mappings.pages([{ table: 'user_has_pins', from: user, first: 10, since: 20, until: 40 }]);
     assert.deepEqual(page!.edges.map((e) => e.sequence), [30, 20]);
@@ -135,14 +152,14 @@ describe('Storage: mappings', () => {
 
   test('a cursor from one list is refused by another', async () => {
     const { mappings } = env.storage;
-    const user = encodeId({ shard: 6, type: 3, local: 1n });
+    const user = timedUser;
     const [page] = await mappings.pages([{ table: 'user_has_pins', from: user, first: 1 }]);
     await assert.rejects(mappings.pages([{ table: 'user_likes_pins', from: user, first: 1, after: page!.endCursor }]), (e) => isShardqlError(e, 'INVALID_CURSOR'));
   });
 
   test("the owner's order: new pins first, moves change one row", async () => {
     const { mappings } = env.storage;
-    const board = encodeId({ shard: 7, type: 2, local: 1n });
+    const board = await listOwner('board', 7);
     const [a, b, c, d] = [1n, 2n, 3n, 4n].map((l) => encodeId({ shard: 7, type: 1, local: l })) as [bigint, bigint, bigint, bigint];
     await mappings.apply([a, b, c, d].map((to, i) => ({ op: 'add' as const, table: 'board_has_pins' as const, from: board, to, sequence: 100 + i })));
     const order = async (): Promise<bigint[]> => (await mappings.pages([{ table: 'board_has_pins', from: board, first: 10, order: 'owner' }]))[0]!.edges.map((e) => e.to);
