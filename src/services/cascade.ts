@@ -46,7 +46,7 @@ function ownedLists(type: ObjectType): MappingTable[] {
 }
 
 /** The list edges that hold an object in its parents' lists (every one on the object's own shard). */
-export function parentEdges(o: StoredObject): { table: MappingTable; from: bigint }[] {
+export function parentEdges(o: Pick<StoredObject, 'type' | 'refs'>): { table: MappingTable; from: bigint }[] {
   const r = o.refs;
   const out: { table: MappingTable; from: bigint }[] = [];
   if (o.type === 'board' && r.owner !== undefined) out.push({ table: 'user_has_boards', from: r.owner });

@@ -161,7 +161,7 @@ export async function reconcile(
     const listed = new Set(CONTAINMENT.flatMap((t) => tables.get(t)!.map((e) => `${t}:${e.from}:${e.to}`)));
     for (const [id, o] of objects) {
       if (!o.active) continue;
-      for (const p of parentEdgesOf(o, id)) {
+      for (const p of parentEdges(o)) {
         if (listed.has(`${p.table}:${p.from}:${id}`)) continue;
         await storage.mappings.apply([{ op: 'add', table: p.table, from: p.from, to: id, sequence: o.createdAt }], ctx);
         note('unlisted', shard, `${o.type} ${id} was missing from ${p.table} of ${p.from}: put back`);
@@ -171,7 +171,7 @@ export async function reconcile(
     for (const t of CONTAINMENT) {
       for (const e of tables.get(t)!) {
         const child = stateOf(e.to);
-        if (child?.active && parentEdgesOf(child, e.to).some((p) => p.table === t && p.from === e.from)) continue;
+        if (child?.active && parentEdges(child).some((p) => p.table === t && p.from === e.from)) continue;
         await storage.mappings.apply([{ op: 'remove', table: t, from: e.from, to: e.to }], ctx);
         note('dangling', shard, `removed ${t}(${e.from} → ${e.to}): the ${child ? (child.active ? 'object names another parent' : 'object is deleted') : 'object is missing'}`);
       }
@@ -243,11 +243,7 @@ type Edge = { from: bigint; to: bigint; sequence: number };
 
 /** The parents an object's own row names (board → owner; pin → board, pinner; comment → pin). */
 function parentRefs(o: ObjectState): bigint[] {
-  return parentEdgesOf(o, 0n).map((p) => p.from);
-}
-
-function parentEdgesOf(o: ObjectState, id: bigint): { table: MappingTable; from: bigint }[] {
-  return parentEdges({ id, type: o.type, refs: o.refs, data: {}, createdAt: o.createdAt, updatedAt: o.createdAt });
+  return parentEdges(o).map((p) => p.from);
 }
 
 /** Deletes one object as its parent's cascade would have (a local transaction, then its own cascade). */
