@@ -74,6 +74,8 @@ const warmupSec = Number(args.warmup ?? (quick ? 1 : 3));
 if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, got ${args.warmup}`);
 const sampleCount = quick ? 4 : 8;
 const profiling = !(args['no-profile'] ?? false);
+/** SHARDQL_BENCH_PROFILE_DIR: also keep each scenario's raw CPU profile of ours (<dir>/<scenario>.cpuprofile). */
+const rawProfileDir = process.env.SHARDQL_BENCH_PROFILE_DIR;
 const cacheTimeoutMs = args['cache-timeout-ms'] === undefined ? undefined : Number(args['cache-timeout-ms']);
 const stackDir = resolve(args['stack-dir'] ?? DEFAULT_BENCH_STACK);
 const dedicatedStack = stackDir === DEFAULT_BENCH_STACK;
@@ -294,7 +296,7 @@ async function main(): Promise<void> {
             // This process serves ours: under its load these timers run late, so ours' profile window
             // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
             await sleep(warmupSec * 1000);
-            const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT) : undefined;
+            const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`)) : undefined;
             before = await probe.counters();
             run = await running;
             if (profiler) profile = await profiler.stop();

@@ -8,8 +8,17 @@
  * sample is the gateway's. Harness files show up as `project:bench` should that ever change.
  */
 import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import { relative, sep } from 'node:path';
-import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+
+/** performance 'gc' entries' detail.kind → a name. */
+const GC_KINDS: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
 import { fileURLToPath } from 'node:url';
 
 /** Every 1 ms: enough samples in a 2 s quick run, and a cost near the noise (see the note in bench/main.ts). */
@@ -40,6 +49,10 @@ export interface ProfileSummary extends Attribution {
   readonly cpuMs: number;
   readonly wallMs: number;
   readonly intervalUs: number;
+  /** Main-thread GC pauses over the window: how many, the longest, and by kind (minor = scavenge, major = mark-compact, incremental = marking steps). */
+  readonly gcPauses: { readonly count: number; readonly maxMs: number; readonly byKind: Readonly<Record<string, { count: number; ms: number; maxMs: number }>> };
+  /** Event-loop delay over the window (ms): how late a timer ran; a tail here is a tail in every request's latency. */
+  readonly loopDelay: { readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number };
 }
 
 /** The part of a V8 CPU profile (Profiler.Profile, a .cpuprofile file) that attribution reads. */
@@ -105,16 +118,41 @@ export function attribute(profile: CpuProfile, root: string): Attribution {
 }
 
 /** Starts profiling this process; `stop()` ends the window and summarizes it. */
-export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_US): Promise<{ stop(): Promise<ProfileSummary> }> {
+export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_US, saveAs?: string): Promise<{ stop(): Promise<ProfileSummary> }> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
   await session.post('Profiler.start');
+  // With a place to save it, also where the garbage comes from (sampled allocations, kept or not).
+  // SHARDQL_BENCH_HEAP=live: only what is still alive at the end (what a leak retains); =promoted:
+  // what outlived a scavenge (what makes scavenges slow and old space grow); else every allocation.
+  const heap = process.env.SHARDQL_BENCH_HEAP;
+  if (saveAs !== undefined) {
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: heap !== 'live',
+      includeObjectsCollectedByMinorGC: heap !== 'live' && heap !== 'promoted',
+    });
+  }
   let gcMs = 0;
+  let maxMs = 0;
+  let pauses = 0;
+  const byKind: Record<string, { count: number; ms: number; maxMs: number }> = {};
   const count = (entries: readonly PerformanceEntry[]): void => {
-    for (const e of entries) gcMs += e.duration;
+    for (const e of entries) {
+      gcMs += e.duration;
+      pauses++;
+      maxMs = Math.max(maxMs, e.duration);
+      const kind = GC_KINDS[((e as { detail?: { kind?: number } }).detail)?.kind ?? 0] ?? 'other';
+      const k = (byKind[kind] ??= { count: 0, ms: 0, maxMs: 0 });
+      k.count++;
+      k.ms += e.duration;
+      k.maxMs = Math.max(k.maxMs, e.duration);
+    }
   };
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const gc = new PerformanceObserver((list) => count(list.getEntries()));
   gc.observe({ entryTypes: ['gc'] });
   const cpu0 = process.cpuUsage();
@@ -129,10 +167,19 @@ export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_
       count(gc.takeRecords());
       gc.disconnect();
       const { profile } = await session.post('Profiler.stop');
+      // The raw profile, for a look function by function (Chrome DevTools, speedscope).
+      if (saveAs !== undefined) {
+        writeFileSync(saveAs, JSON.stringify(profile));
+        const { profile: heap } = await session.post('HeapProfiler.stopSampling');
+        writeFileSync(saveAs.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));
+      }
       await session.post('Profiler.disable');
       session.disconnect();
+      loop.disable();
       const cpuMs = (cpu.user + cpu.system) / 1000;
       const r3 = (v: number): number => Math.round(v * 1000) / 1000;
+      const r1 = (v: number): number => Math.round(v * 10) / 10;
+      const ns = (v: number): number => r1(v / 1e6);
       return {
         gcShareOfCpu: cpuMs > 0 ? r3(gcMs / cpuMs) : 0,
         gcShareOfWall: wallMs > 0 ? r3(gcMs / wallMs) : 0,
@@ -140,6 +187,12 @@ export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_
         cpuMs: Math.round(cpuMs),
         wallMs: Math.round(wallMs),
         intervalUs,
+        gcPauses: {
+          count: pauses,
+          maxMs: r1(maxMs),
+          byKind: Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, { count: v.count, ms: Math.round(v.ms), maxMs: r1(v.maxMs) }])),
+        },
+        loopDelay: { p50Ms: ns(loop.percentile(50)), p99Ms: ns(loop.percentile(99)), maxMs: ns(loop.max) },
         ...attribute(profile, root),
       };
     },

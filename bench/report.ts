@@ -74,6 +74,13 @@ function profileLines(p: ProfileSummary): string[] {
   const idle = p.samples > 0 ? p.idleSamples / p.samples : 0;
   return [
     `  profile  ours warm: GC ${pct(p.gcShareOfCpu)} of CPU (${pct(p.gcShareOfWall)} of wall) · CPU ${(p.cpuMs / 1000).toFixed(1)} s in ${(p.wallMs / 1000).toFixed(1)} s · ${p.samples} samples, ${pct(idle)} idle`,
+    ...(p.gcPauses
+      ? [
+          `           GC pauses ${p.gcPauses.count}, longest ${p.gcPauses.maxMs} ms (${Object.entries(p.gcPauses.byKind)
+            .map(([k, v]) => `${k} ${v.count}× ${v.ms} ms, max ${v.maxMs}`)
+            .join('; ')}) · event-loop delay p50 ${p.loopDelay.p50Ms} ms, p99 ${p.loopDelay.p99Ms} ms, max ${p.loopDelay.maxMs} ms`,
+        ]
+      : []),
     `           ${shares(p.byPackage)}`,
     `           ${shares(p.byFile)}`,
   ];
