@@ -2,7 +2,7 @@ import { checkPageSize, checkTime } from '../core/validate.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Loaders } from '../loaders/loaders.ts';
-import type { ListOrder } from '../storage/mappingStore.ts';
+import type { ListOrder, Page, PageRequest } from '../storage/mappingStore.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
 
 export interface ConnectionArgs {
@@ -22,28 +22,51 @@ export interface Connection {
  * request's loaders (so sibling lists at one level share round trips). Objects that are gone or
  * soft-deleted are skipped; the cursor still advances past them, so pages never repeat.
  */
-export async function listConnection(
+export function listConnection(
   loaders: Loaders,
   table: MappingTable,
   from: bigint,
   nodeType: ObjectType,
   args: ConnectionArgs,
   order: ListOrder = 'time',
-): Promise<Connection> {
+): Connection | Promise<Connection> {
   const first = checkPageSize(args.first);
   const since = checkTime(args.since, 'since');
   const until = checkTime(args.until, 'until');
-  const page = await loaders.pages.load({ table, from, first, after: args.after ?? null, order, since, until });
+  const req: PageRequest = { table, from, first, after: args.after ?? null, order, since, until };
+  // A warm first page whose objects are all in the request's L1 view is answered at once: no
+  // loader, no promise (a profile's 250 likers lists are that).
+  const known = loaders.peek.page(req);
+  if (known !== undefined) {
+    const nodes: (StoredObject | null)[] = new Array(known.edges.length);
+    for (let i = 0; i < known.edges.length; i++) {
+      const node = loaders.peek.object(known.edges[i]!.to);
+      if (node === undefined) return connectionOf(loaders, known, nodeType);
+      nodes[i] = node;
+    }
+    return edgesOf(known, nodes, nodeType);
+  }
+  return loaders.pages.load(req).then((page) => connectionOf(loaders, page, nodeType));
+}
+
+async function connectionOf(loaders: Loaders, page: Page, nodeType: ObjectType): Promise<Connection> {
   // A warm page's objects are all in the request's L1 view: no promise per node then.
   const known = page.edges.map((e) => loaders.peek.object(e.to));
-  const missing = page.edges.filter((_e, i) => known[i] === undefined).map((e) => e.to);
+  const missing: bigint[] = [];
+  known.forEach((k, i) => {
+    if (k === undefined) missing.push(page.edges[i]!.to);
+  });
   const loaded = missing.length > 0 ? await loaders.objects.loadMany(missing) : [];
   let next = 0;
-  const nodes = known.map((k) => (k !== undefined ? k : loaded[next++]));
+  return edgesOf(page, known.map((k) => (k !== undefined ? k : loaded[next++]!)), nodeType);
+}
+
+/** The connection of a page, given each edge's object (null or an error: gone, and skipped). */
+function edgesOf(page: Page, nodes: readonly (StoredObject | null | Error)[], nodeType: ObjectType): Connection {
   const edges: Connection['edges'] = [];
-  page.edges.forEach((e, i) => {
+  for (let i = 0; i < page.edges.length; i++) {
     const node = nodes[i];
-    if (node && !(node instanceof Error) && node.type === nodeType) edges.push({ cursor: e.cursor, node });
-  });
+    if (node && !(node instanceof Error) && node.type === nodeType) edges.push({ cursor: page.edges[i]!.cursor, node });
+  }
   return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
 }

@@ -35,6 +35,7 @@ export interface Loaders {
    */
   readonly peek: {
     object(id: bigint): StoredObject | null | undefined;
+    page(req: PageRequest): Page | undefined;
     count(key: CountKey): number | undefined;
   };
 }
@@ -137,6 +138,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
         const o = storage.objects.peek(id, ctx);
         return o === undefined ? undefined : isActive(o) ? o : null;
       },
+      page: (req) => (batch ? storage.mappings.peekPage(req, ctx) : undefined),
       count: (key) => (batch ? storage.mappings.peekCount(key, ctx) : undefined),
     },
 

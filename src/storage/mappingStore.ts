@@ -106,14 +106,26 @@ interface PagePlan {
   readonly nearNs: string;
 }
 
+/** First pages of plain lists (`first: N`, no cursor, no time range) are most reads: their field names are made once. */
+const FIRST_PAGE_FIELDS = new Map<number, string>();
+
+/** The page's identity inside its list: order, size, start position, time range. */
+function pageField(owner: boolean, first: number, start: { key: bigint; id: bigint } | undefined, since: number | null | undefined, until: number | null | undefined): string {
+  if (!owner && start === undefined && since == null && until == null) {
+    let f = FIRST_PAGE_FIELDS.get(first);
+    if (f === undefined) FIRST_PAGE_FIELDS.set(first, (f = `p:t:${first}::${''}:${''}`));
+    return f;
+  }
+  return `p:${owner ? 'o' : 't'}:${first}:${start ? `${start.key}:${start.id}` : ''}:${since ?? ''}:${until ?? ''}`;
+}
+
 function planPage(req: PageRequest, i: number): PagePlan {
   const owner = req.order === 'owner';
   if (owner && !('ordered' in MAPPINGS[req.table])) {
     throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
   }
   const start = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
-  // The page's identity inside its list: order, size, start position, time range.
-  const field = `p:${owner ? 'o' : 't'}:${req.first}:${start ? `${start.key}:${start.id}` : ''}:${req.since ?? ''}:${req.until ?? ''}`;
+  const field = pageField(owner, req.first, start, req.since, req.until);
   return {
     req,
     i,
@@ -390,12 +402,21 @@ export class MappingStore {
     return (await this.readLists(reqs, [], ctx)).pages;
   }
 
-  /** Counts, from the cache or one round trip per host. Missing counts are 0. */
+  /**
+   * A time-ordered page read from its start (no cursor, no start position) if this operation's L1
+   * view already holds it: no promise, no loader. Anything else, or a miss: undefined (load it).
+   */
+  peekPage(req: PageRequest, ctx: OpContext): Page | undefined {
+    if (req.after != null || req.startAfter !== undefined || req.order === 'owner') return undefined;
+    return this.#lookAside.peek(ctx, { ns: listNamespace(req.table), id: req.from, field: pageField(false, req.first, undefined, req.since, req.until) }) as Page | undefined;
+  }
+
   /** A count if this operation's L1 view already holds it (no promise); see LookAside.peek. */
   peekCount(key: CountKey, ctx: OpContext): number | undefined {
     return this.#lookAside.peek(ctx, { ns: listNamespace(key.kind), id: key.id, field: 'n' }) as number | undefined;
   }
 
+  /** Counts, from the cache or one round trip per host. Missing counts are 0. */
   async counts(keys: readonly CountKey[], ctx: OpContext = {}): Promise<Map<string, number>> {
     const { counts } = await this.readLists([], keys, ctx);
     for (const v of counts.values()) if (v instanceof Error) throw v;
