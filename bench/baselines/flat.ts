@@ -13,7 +13,7 @@ import { createPool, type Pool, type PoolConnection, type RowDataPacket, type Re
 import type { MappingTable } from '../../src/core/mappings.ts';
 import type { ObjectType } from '../../src/core/objectTypes.ts';
 import { typeOf } from '../../src/core/ids.ts';
-import { decodeRefs } from '../../src/core/objectRefs.ts';
+import { storedObject } from '../../src/storage/objectStore.ts';
 import type { Endpoint } from '../../src/core/topology.ts';
 import { DEFAULT_EVENT_RETENTION, DEFAULT_NOTIFICATION_WINDOW_MS, type EventRetention, type StoredKind } from '../../src/core/events.ts';
 import { decodeGroupCursor, encodeGroupCursor, type NotificationPage, type NotificationPageRequest } from '../../src/storage/eventStore.ts';
@@ -46,7 +46,7 @@ function toObj(type: keyof typeof OBJECTS, row: Row): Obj | null {
   if (data.active === false) return null;
   const counts: Partial<Record<MappingTable, number>> = {};
   for (const [col, kind] of OBJECTS[type].counts) counts[kind] = Number(row[col]);
-  return { id: BigInt(String(row.id)), type, data, refs: decodeRefs(data), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), counts };
+  return { ...storedObject(BigInt(String(row.id)), type, data, Number(row.created_at), Number(row.updated_at)), counts };
 }
 
 /** How one mapping list reads in the flat schema: a FROM/JOIN, the owner column, order key, target. */

@@ -1,6 +1,7 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, execute, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLID, execute, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { formatId } from '../core/ids.ts';
 
 /**
  * Runs operations with graphql-jit instead of graphql-js's execute(): each document (Apollo keeps
@@ -31,7 +32,7 @@ export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
     if (!byName) compiled.set(document, (byName = new Map()));
     const known = byName.get(operationName ?? '');
     if (known) return known;
-    const c = compileQuery(schema, document, operationName);
+    const c = compileQuery(schema, document, operationName, { customSerializers: { ID: serializeId } });
     if (isCompiledQuery(c)) byName.set(operationName ?? '', c);
     return c;
   };
@@ -52,6 +53,15 @@ export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
     const result = await query.query(undefined, rc.context, variables);
     return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
   };
+}
+
+/**
+ * An object's ID is a bigint on the decoded object (no resolver formats it: see
+ * core/objectFields.ts); shown as its decimal string, as formatId does. Anything else as graphql-js
+ * serializes an ID.
+ */
+function serializeId(value: unknown): unknown {
+  return typeof value === 'bigint' ? formatId(value) : GraphQLID.serialize(value);
 }
 
 /**

@@ -41,8 +41,12 @@ const count =
 
 const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
 
+/**
+ * What every object type shares. `id` and the scalar fields of the blob have no resolver: the
+ * decoded object holds them as properties (core/objectFields.ts), and the executor serializes a
+ * bigint ID (executor.ts).
+ */
 const common = {
-  id: (o: StoredObject) => formatId(o.id),
   createdAt: iso,
 };
 
@@ -174,9 +178,6 @@ export const resolvers = {
 
   User: {
     ...common,
-    username: (o: StoredObject) => str(o.data.username) ?? '',
-    displayName: (o: StoredObject) => str(o.data.displayName),
-    about: (o: StoredObject) => str(o.data.about),
     boardCount: count('user_has_boards'),
     pinCount: count('user_has_pins'),
     likeCount: count('user_likes_pins'),
@@ -206,8 +207,6 @@ export const resolvers = {
 
   Board: {
     ...common,
-    name: (o: StoredObject) => str(o.data.name) ?? '',
-    description: (o: StoredObject) => str(o.data.description),
     owner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.owner, 'user'),
     pinCount: count('board_has_pins'),
     followerCount: count('board_followed_by_users'),
@@ -225,10 +224,6 @@ export const resolvers = {
 
   Pin: {
     ...common,
-    title: (o: StoredObject) => str(o.data.title),
-    description: (o: StoredObject) => str(o.data.description),
-    link: (o: StoredObject) => str(o.data.link),
-    imageUrl: (o: StoredObject) => str(o.data.imageUrl),
     board: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.board, 'board'),
     pinner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pinner, 'user'),
     via: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.via, 'pin'),
@@ -244,7 +239,6 @@ export const resolvers = {
 
   Comment: {
     ...common,
-    text: (o: StoredObject) => str(o.data.text) ?? '',
     author: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.author, 'user'),
     pin: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pin, 'pin'),
   },

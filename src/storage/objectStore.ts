@@ -2,6 +2,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
 import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
+import { objectFields, type ObjectFields } from '../core/objectFields.ts';
 import { shardDatabase } from '../core/topology.ts';
 import type { BatchPart, ShardRouter, Row, SqlCondition, SqlValue, Statement, Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
@@ -20,7 +21,7 @@ function decodeCached(id: bigint, raw: Buffer): StoredObject | undefined {
   if (type === undefined) return undefined;
   try {
     const v = JSON.parse(raw.toString('utf8')) as { d: ObjectData; c: number; u: number };
-    return { id, type, data: v.d, refs: decodeRefs(v.d), createdAt: v.c, updatedAt: v.u };
+    return storedObject(id, type, v.d, v.c, v.u);
   } catch {
     return undefined;
   }
@@ -28,7 +29,8 @@ function decodeCached(id: bigint, raw: Buffer): StoredObject | undefined {
 
 export type ObjectData = Record<string, unknown>;
 
-export interface StoredObject {
+/** An object as decoded once on read: its blob, the IDs it points at, and its shown fields (core/objectFields.ts). */
+export interface StoredObject extends ObjectFields {
   readonly id: bigint;
   readonly type: ObjectType;
   /** The JSON blob. IDs inside it are decimal strings. `active: false` marks a soft delete. */
@@ -37,10 +39,17 @@ export interface StoredObject {
   readonly refs: ObjectRefs;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** `data.active` is not false (false only after a soft delete); read on every hit, so not from the blob. */
+  readonly active: boolean;
+}
+
+/** The one way a StoredObject is made: refs and shown fields decoded from the blob here, once. */
+export function storedObject(id: bigint, type: ObjectType, data: ObjectData, createdAt: number, updatedAt: number): StoredObject {
+  return { id, type, data, refs: decodeRefs(data), createdAt, updatedAt, active: data.active !== false, ...objectFields(type, data) };
 }
 
 export function isActive(o: StoredObject): boolean {
-  return o.data.active !== false;
+  return o.active;
 }
 
 export interface ObjectStoreOptions {
@@ -59,15 +68,8 @@ function parseData(raw: unknown): ObjectData {
 }
 
 function rowToObject(row: Row, type: ObjectType, shard: number): StoredObject {
-  const data = parseData(row.data);
-  return {
-    id: encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(row.local_id as string) }),
-    type,
-    data,
-    refs: decodeRefs(data),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
+  const id = encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(row.local_id as string) });
+  return storedObject(id, type, parseData(row.data), Number(row.created_at), Number(row.updated_at));
 }
 
 function tableOf(id: bigint): { type: ObjectType; table: string } {
@@ -143,7 +145,7 @@ export class ObjectStore {
     if (local > MAX_LOCAL_ID) {
       throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
     }
-    return { id: encodeId({ shard, type: OBJECT_TYPES[type], local }), type, data: stored, refs: decodeRefs(stored), createdAt: now, updatedAt: now };
+    return storedObject(encodeId({ shard, type: OBJECT_TYPES[type], local }), type, stored, now, now);
   }
 
   /**
@@ -342,7 +344,7 @@ export class ObjectStore {
         const next: ObjectData = { ...mutate(current), active: true };
         const now = this.#now();
         await tx.execute(`UPDATE ${qualified} SET data = ?, updated_at = ? WHERE local_id = ?`, [JSON.stringify(next), now, local]);
-        return { ...current, data: next, refs: decodeRefs(next), updatedAt: now };
+        return storedObject(current.id, current.type, next, current.createdAt, now);
       },
       ctx,
     );
