@@ -4,7 +4,7 @@
  * `--verify`, then the scenario check: the imported shards answer the benchmark's read scenarios
  * exactly as the generated shards do.
  *
- *   tsx bench/import.ts [--stack-dir DIR] [--target-dir DIR] [--workers 1,2] [--chunk-rows N]
+ *   tsx bench/import.ts [--stack-dir DIR] [--target-dir DIR] [--workers 1,2] [--chunk-rows N] [--concurrency N]
  *                       [--no-verify] [--no-scenarios] [--no-profile] [--keep-target] [--sample N]
  *
  * Source: the flat database of the benchmark stack (`--stack-dir`, default `.stack-bench`; brought
@@ -61,6 +61,7 @@ const { values: args } = parseArgs({
     'target-dir': { type: 'string' },
     workers: { type: 'string', default: '1,2' },
     'chunk-rows': { type: 'string' },
+    concurrency: { type: 'string' },
     sample: { type: 'string', default: '40' },
     'no-verify': { type: 'boolean', default: false },
     'no-scenarios': { type: 'boolean', default: false },
@@ -119,6 +120,7 @@ function childEnv(target: StackInfo, dir: string, password: string): Record<stri
     SHARDQL_TOPOLOGY_KEY: TARGET_SLOT.topologyKey,
     SHARDQL_QUEUE_PREFIX: QUEUE_PREFIX,
     SHARDQL_WORKER_QUEUES: 'import',
+    ...(args.concurrency ? { SHARDQL_WORKER_CONCURRENCY: `import=${Number(args.concurrency)}` } : {}),
     SHARDQL_IMPORT_PASSWORD: password,
     SHARDQL_LOG_LEVEL: 'warn',
     SHARDQL_MYSQL_USER: target.mysql.user,
@@ -589,6 +591,7 @@ async function main(): Promise<number> {
       source: { stackDir: sourceDir, database: SOURCE_SLOT.flatDatabase, rows: counts, total: sourceRows },
       target: { stackDir: targetDir, shards: `${TARGET_SLOT.shardBase}–${TARGET_SLOT.shardBase + TARGET_SLOT.shards - 1}`, hosts: target.mysql.hosts.length, topologyKey: TARGET_SLOT.topologyKey, queuePrefix: QUEUE_PREFIX, label: LABEL },
       chunkRows: args['chunk-rows'] ? Number(args['chunk-rows']) : 'default',
+      jobsPerWorker: args.concurrency ? Number(args.concurrency) : 'default',
       runs,
       verify: verify ?? null,
       scenarios: scenarios ?? null,
