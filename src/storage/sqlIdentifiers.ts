@@ -41,9 +41,11 @@ interface NamedDatabases {
  */
 const parsed = new Map<string, NamedDatabases>();
 const MAX_PARSED = 5000;
+/** Longer texts are bulk statements (an import's multi-row INSERTs), each sent once: remembering them only held megabytes. */
+const MAX_PARSED_LENGTH = 4096;
 
 function namedDatabases(sql: string): NamedDatabases {
-  const known = parsed.get(sql);
+  const known = sql.length <= MAX_PARSED_LENGTH ? parsed.get(sql) : undefined;
   if (known) return known;
   // Literals are data, not identifiers (the catalogue query has a REGEXP literal); quoting is stripped.
   const text = withoutStringLiterals(sql).replace(/`/g, '');
@@ -60,6 +62,7 @@ function namedDatabases(sql: string): NamedDatabases {
     names.push({ name, modShard: m[1] === 'msdb', n: Number(name.slice(m[1]!.length)) });
   }
   const out = { ddl, names };
+  if (sql.length > MAX_PARSED_LENGTH) return out;
   if (parsed.size >= MAX_PARSED) parsed.clear();
   parsed.set(sql, out);
   return out;
