@@ -222,7 +222,13 @@ async function main(): Promise<void> {
     const notificationsPage2 = new Map<string, string>();
     if (!wanted || wanted.has('notifications') || wanted.has('notifications-page-2')) await Promise.all(
       info.specials.notifiedUsers.map(async (viewer) => {
-        const res = await send(ours.url, { query: NOTIFICATIONS_WALK, variables: {}, viewer });
+        // On a stack just started, 8 groupings of ~5,400 events at once read a cold buffer pool and can
+        // outlast the query timeout (SHARD_UNAVAILABLE, retryable): asked again, as a client would.
+        let res = await send(ours.url, { query: NOTIFICATIONS_WALK, variables: {}, viewer });
+        for (let attempt = 2; attempt <= 3 && (res.body.errors ?? []).some((e) => (e as { extensions?: { retryable?: boolean } }).extensions?.retryable === true); attempt++) {
+          log(`notified user ${viewer}: first page refused as retryable (${JSON.stringify(res.body.errors).slice(0, 160)}); attempt ${attempt}`);
+          res = await send(ours.url, { query: NOTIFICATIONS_WALK, variables: {}, viewer });
+        }
         type Walk = { viewer?: { notifications?: { edges?: unknown[]; pageInfo?: { hasNextPage?: boolean; endCursor?: string | null } } } };
         const n = (res.body.data as Walk | undefined)?.viewer?.notifications;
         if (n?.edges?.length !== 20 || !n.pageInfo?.hasNextPage || !n.pageInfo.endCursor) throw new Error(`notified user ${viewer} has no full first page of notifications: ${JSON.stringify(res.body).slice(0, 300)}`);
