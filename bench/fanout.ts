@@ -133,6 +133,18 @@ export async function runFanout(inputs: FanoutInputs): Promise<FanoutResult> {
       }
     };
 
+    const counted = async (): Promise<number> => Number((await redis.hget(FEED_WORK_KEY, 'insertions')) ?? 0);
+    // A worker counts a fan-out's insertions just after writing them, so `landed` can see the pins
+    // before the count moves: wait (with a deadline) until it reaches what is expected, then read it.
+    const settled = async (atLeast: number): Promise<number> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const n = await counted();
+        if (n >= atLeast || Date.now() > deadline) return n;
+        await sleep(5);
+      }
+    };
+    const atStart = await counted();
     const latencies: number[] = [];
     for (let i = 0; i < inputs.pins; i++) {
       const start = performance.now();
@@ -143,15 +155,14 @@ export async function runFanout(inputs: FanoutInputs): Promise<FanoutResult> {
     latencies.sort((a, b) => a - b);
     log(`  fan-out: createPin → in all ${followers.length} feeds: p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p99 ${quantile(latencies, 0.99).toFixed(0)} ms over ${latencies.length} pins`);
 
-    const counted = async (): Promise<number> => Number((await redis.hget(FEED_WORK_KEY, 'insertions')) ?? 0);
-    const before = await counted();
+    const before = await settled(atStart + inputs.pins * followers.length);
     const burstStart = performance.now();
     const burstPins: string[] = [];
     await pool(Array.from({ length: inputs.burst }, (_, i) => i), 8, async (i) => void burstPins.push(await createPin(`fan-out burst ${i}`)));
     await landed(burstPins);
     const seconds = (performance.now() - burstStart) / 1000;
     const insertions = burstPins.length * followers.length;
-    const countedInsertions = (await counted()) - before;
+    const countedInsertions = (await settled(before + insertions)) - before;
     log(`  fan-out: burst of ${burstPins.length} pins → ${insertions} insertions in ${seconds.toFixed(2)} s: ${(insertions / seconds).toFixed(0)}/s (workers counted ${countedInsertions})`);
     return {
       followers: followers.length,
