@@ -35,7 +35,9 @@ export function objectFields(type: ObjectType, data: Readonly<Record<string, unk
       return { title: str(data.title), description: str(data.description), link: str(data.link), imageUrl: str(data.imageUrl) };
     case 'comment':
       return { text: str(data.text) ?? '' };
-    default:
-      return {};
+    default: {
+      const unknown: never = type;
+      throw new Error(`no shown fields for object type ${String(unknown)}`);
+    }
   }
 }

@@ -113,7 +113,7 @@ const FIRST_PAGE_FIELDS = new Map<number, string>();
 function pageField(owner: boolean, first: number, start: { key: bigint; id: bigint } | undefined, since: number | null | undefined, until: number | null | undefined): string {
   if (!owner && start === undefined && since == null && until == null) {
     let f = FIRST_PAGE_FIELDS.get(first);
-    if (f === undefined) FIRST_PAGE_FIELDS.set(first, (f = `p:t:${first}::${''}:${''}`));
+    if (f === undefined) FIRST_PAGE_FIELDS.set(first, (f = `p:t:${first}:::`)); // the general form below, with nothing after the size
     return f;
   }
   return `p:${owner ? 'o' : 't'}:${first}:${start ? `${start.key}:${start.id}` : ''}:${since ?? ''}:${until ?? ''}`;

@@ -26,6 +26,7 @@ import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../../sr
 import { encodeId, shardOf } from '../../src/core/ids.ts';
 import { modShardDatabase, shardDatabase } from '../../src/core/topology.ts';
 import { allShards, reconcile } from '../../src/services/repair.ts';
+import { rngFor } from '../../src/bulk/random.ts';
 
 const PREFIX = 'shardql-test-import';
 const TOPOLOGY_KEY = '/shardql-test/import/topology';
@@ -42,16 +43,6 @@ let url: string;
 const workers: WorkerProcess[] = [];
 const clis: ChildProcess[] = [];
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function workerEnv(): Record<string, string> {
   return {
@@ -402,7 +393,7 @@ after(async () => {
 });
 
 describe(`Import: an unsharded database into the shards, by worker processes (seed ${SEED})`, () => {
-  const random = rng(SEED);
+  const random = rngFor(SEED);
   const g: Generated = { users: [], boards: [], pins: [], nextIds: { user: 10, board: 1, pin: 1, comment: 1 }, clock: { user: 0, board: 0, pin: 0, like: 0, follow: 0, bf: 0, comment: 0 } };
   let sourceRows = 0;
   let imported: Awaited<ReturnType<typeof shardState>>;
