@@ -131,6 +131,24 @@ describe('Event sequences: the store', () => {
     const storage = clockedStorage(() => now, retention);
     try {
       const u = await user('seq_ttl');
+      // The sweep job's handler, as a worker runs it, against the real shard. It sweeps the whole
+      // shard: first once at this clock, so what earlier tests left there (their events are old at it)
+      // is gone and the counts below are this user's alone.
+      const logged: string[] = [];
+      const jobCtx: JobContext = {
+        storage,
+        topology: () => env.topology,
+        jobs: { enqueue: async () => ({ id: 'none' }), encode: () => ({}), enqueueRecorded: async () => ({ id: 'none' }) },
+        feeds: undefined,
+        importSources: undefined as never,
+        log: (event) => void logged.push(event),
+        signal: new AbortController().signal,
+        jobId: 'test',
+        attempt: 1,
+        worker: 'test',
+      };
+      await eventSweepShards.handle({ shards: [shardOf(u.id)], run: 'test-before' }, jobCtx);
+      logged.length = 0;
       const fresh = commentEvent(u.id, now - 10_000, 1);
       const old = commentEvent(u.id, now - 50_000, 2);
       await storage.events.append([fresh, old]);
@@ -157,20 +175,6 @@ describe('Event sequences: the store', () => {
       now += 20_000; // `old` is 70 s old now: past its 60 s TTL
       assert.deepEqual(await read('commented_on_pin'), [fresh.id], 'an expired event is never returned, even before the sweep');
       assert.equal((await storage.events.stored(u.id)).length, 7, 'still stored until the sweep');
-      // The sweep job's handler, as a worker runs it, against the real shard.
-      const logged: string[] = [];
-      const jobCtx: JobContext = {
-        storage,
-        topology: () => env.topology,
-        jobs: { enqueue: async () => ({ id: 'none' }), encode: () => ({}), enqueueRecorded: async () => ({ id: 'none' }) },
-        feeds: undefined,
-        importSources: undefined as never,
-        log: (event) => void logged.push(event),
-        signal: new AbortController().signal,
-        jobId: 'test',
-        attempt: 1,
-        worker: 'test',
-      };
       const report = await eventSweepShards.handle({ shards: [shardOf(u.id)], run: 'test' }, jobCtx);
       assert.equal(report.expired, 1);
       assert.equal(report.trimmed, 2);
