@@ -86,6 +86,12 @@ export interface GatewayConfig {
    */
   readonly nearCacheEntries?: number;
   /**
+   * How long a relation write's intent waits, after the write answered, for others on its host to be
+   * deleted with it in one transaction (or for a later write of its pair to delete it for free), ms.
+   * SHARDQL_INTENT_COMPLETION_DELAY_MS, default 100; 0 sends each at once.
+   */
+  readonly intentCompletionDelayMs?: number;
+  /**
    * Event sequences: what each kind keeps (SHARDQL_EVENT_RETENTION, e.g. `notifications=200/30d,liked_pin=50/7d`;
    * default 1,000 events per kind, 90 days for notifications, a year for activity) and the window
    * notifications are grouped in (SHARDQL_NOTIFICATION_WINDOW, default 1d).
@@ -382,6 +388,7 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     introspection: flag('SHARDQL_INTROSPECTION'),
     batchedRequests: flag('SHARDQL_BATCHING'),
     nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
+    intentCompletionDelayMs: int('SHARDQL_INTENT_COMPLETION_DELAY_MS', 0),
   };
   const size = int('SHARDQL_FEED_SIZE', 1);
   const fanoutMaxFollowers = int('SHARDQL_FEED_FANOUT_MAX_FOLLOWERS', 0);

@@ -44,6 +44,8 @@ export interface RunningGateway {
   topology(): Topology;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every client. */
   stop(graceMs?: number): Promise<void>;
+  /** Resolves once the intents of the writes answered so far are deleted (they are, shortly after each answer). */
+  settled(): Promise<void>;
 }
 
 export interface GatewayOptions {
@@ -167,7 +169,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const jobs = new JobQueue({ redis: jobsClient, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
   const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
   const feedWork = statsForScrapesOf(() => layers.feeds.work(), { maxAgeMs: 1000, timeoutMs: 250 });
-  const writes = new ProductWrites({ storage, topology, jobs, log, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
+  const writes = new ProductWrites({ storage, topology, jobs, log, intentCompletionDelayMs: config.intentCompletionDelayMs, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
   // Stored feeds need the Redis layer; without caching every home feed read merges from MySQL.
   const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
@@ -281,10 +283,12 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     url,
     port,
     topology,
+    settled: () => writes.settled(),
     async stop(graceMs = 10_000) {
       const repaired = repair.stop();
       await inFlight.close(server, graceMs);
       await repaired;
+      await writes.settled(); // the intents answered writes still had to delete
       await apollo.stop();
       await storage.close();
       await jobs.close().catch(() => undefined);

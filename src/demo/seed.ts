@@ -59,6 +59,7 @@ export async function seedDemo(storage: Storage, topology: () => Topology, log: 
   await writes.followBoard(id('dave'), tea);
   await writes.createComment(id('bob'), pins[0]!.id, 'Lovely pattern!');
   await writes.createComment(id('carol'), pins[0]!.id, 'Where is it from?');
+  await writes.settled(); // the relations' intents, deleted after each write answered
   log('demo: follows, likes, repins and comments added');
   return { users: USERS.map((u) => ({ id: id(u.username), username: u.username })), created: true };
 }

@@ -13,6 +13,7 @@ import { batchOf, type BatchPart, type SqlCondition, type Tx } from '../storage/
 import type { OpContext } from '../storage/sqlStats.ts';
 import { parentEdges, purge } from './cascade.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
+import { DeferredCompletions, type DeferredCompletionOptions } from './deferredCompletions.ts';
 
 /** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
@@ -177,11 +178,13 @@ export class WriteExecutor {
   readonly #faults: FaultHook | undefined;
 
   readonly #ports: StepPorts;
+  readonly #completions: DeferredCompletions;
 
-  constructor(storage: Storage, faults?: FaultHook, ports: StepPorts = {}) {
+  constructor(storage: Storage, faults?: FaultHook, ports: StepPorts = {}, completions: DeferredCompletionOptions = {}) {
     this.#storage = storage;
     this.#faults = faults;
     this.#ports = ports;
+    this.#completions = new DeferredCompletions(storage, completions);
   }
 
   async run<R>(plan: WritePlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
@@ -292,12 +295,13 @@ export class WriteExecutor {
   }
 
   /**
-   * A relation write in three SQL round trips, each one local transaction (was 16):
+   * A relation write in two SQL round trips before it answers, each one local transaction (was 16):
    *   1. on the viewer's shard, ONE batch: the edge and its count, a locking read of the edge as
    *      this transaction leaves it, the intent (and the idempotency key), COMMIT;
    *   2. on the other shard, ONE batch: the reverse edge and its count made to match that state,
    *      and the count as it commits; then both lists' caches dropped in one round trip;
-   *   3. on the viewer's shard, the intent deleted only if the edge is still in that state.
+   *   3. after it answered (`DeferredCompletions`: batched with other writes' completions on the
+   *      same host), on the viewer's shard, the intent deleted only if the edge is still in that state.
    * Step 1 already knows the state it committed, so the reverse is applied without reading the
    * forward side under a lock first (as `runStep` does); step 3 is the re-read that `mirror`
    * makes after applying, fused with completing the intent. If step 3 deletes nothing, the edge
@@ -336,11 +340,15 @@ export class WriteExecutor {
     // The viewer's event commits with the edge, only if the edge changed (a like of a liked pin adds none);
     // the owner's is copied from it: by the step below if the write stops, else with the reverse edge.
     const steps: IntentStep[] = [step, ...(own && notify ? [appendEventStep(own, notify)] : [])];
+    // An earlier write of this pair whose intent still waits for its completion: its delete rides here (see `supersede`).
+    const pair = `${change.table}:${change.from}:${change.to}`;
+    const superseded = this.#completions.supersede(pair);
     const first = batchOf(
       mappings.changePart(change),
       own ? events.appendPart(own, mappings.edgeChanged) : NOTHING,
       mappings.edgePart(change.table, change.from, change.to),
       intents.recordPart(shard, plan.kind, steps, idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
+      superseded ? intents.deletePart(superseded.shard, superseded.id) : NOTHING,
     );
     let changed: boolean;
     let state: EdgeState;
@@ -357,6 +365,7 @@ export class WriteExecutor {
         ctx,
       );
     } catch (err) {
+      if (superseded) this.#completions.defer(superseded); // not deleted: it waits for its own completion again
       return await this.#twinOr(err, replayable, idem, fingerprint, ctx);
     }
     const mirrored = reverseChange(reverse, change.from, change.to, state);
@@ -380,20 +389,34 @@ export class WriteExecutor {
     }
     await this.#fault('after-step-0', plan.kind, idem);
     await this.#fault('before-complete', plan.kind, idem);
-    // The other object was deleted meanwhile (its reverse list takes no add): undo the relation as repair would.
-    const converged =
-      !applied.refused &&
-      (await intents.completeIf(shard, intentId, andAlso(mappings.edgeIs(change.table, change.from, change.to, state), objects.activeIs(change.from)), ctx));
-    if (converged) {
-      // Confirmed: the edge still is what both sides now say, so the request may read it from here.
-      learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
-      learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
-    } else {
-      // The owner's event, if the reverse edge's batch carried it, is committed: only the edge needs converging.
-      for (const st of steps) if (st.kind !== 'appendEvent' || !(along && applied)) await runStep(this.#storage, st, ctx, this.#ports);
-      await intents.complete(shard, intentId, ctx);
+    // The owner's event, if the reverse edge's batch carried it, is committed: only the edge needs converging.
+    const converge = async (c: OpContext): Promise<void> => {
+      for (const st of steps) if (st.kind !== 'appendEvent' || !along) await runStep(this.#storage, st, c, this.#ports);
+      await intents.complete(shard, intentId, c);
+    };
+    if (applied.refused) {
+      // The other object was deleted meanwhile (its reverse list takes no add): undo the relation as repair would.
+      await converge(ctx);
+      return plan.result;
     }
+    // Both sides committed what this write made the edge: the request may read it from here (a
+    // concurrent write of the same pair is as if it came right after this one).
+    learned?.({ kind: 'edge', table: change.table, from: change.from, to: change.to, present: state !== undefined });
+    learned?.({ kind: 'count', table: mirrored.table, id: mirrored.from, n: applied.count });
+    // The intent is deleted after the answer, only if the edge is still in that state (else the slow path converges it).
+    this.#completions.defer({
+      shard,
+      id: intentId,
+      onlyIf: andAlso(mappings.edgeIs(change.table, change.from, change.to, state), objects.activeIs(change.from)),
+      otherwise: () => converge({}),
+      pair,
+    });
     return plan.result;
+  }
+
+  /** Resolves once every intent completion this executor deferred has run (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.#completions.settled();
   }
 
   /** Plays the crash the fault hook returns for this point, if any. */

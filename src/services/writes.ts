@@ -31,6 +31,8 @@ export interface WritesDeps {
   readonly jobs?: BackgroundJobs;
   /** Where a failed enqueue is reported (the write itself stands). */
   readonly log?: (event: string, fields?: Record<string, unknown>) => void;
+  /** See `GatewayConfig.intentCompletionDelayMs` (default 100). */
+  readonly intentCompletionDelayMs?: number | undefined;
 }
 
 /** Options of one mutation call. */
@@ -76,7 +78,15 @@ export class ProductWrites {
     this.#s = deps.storage;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
-    this.#exec = new WriteExecutor(deps.storage, deps.faults, { jobs: deps.jobs });
+    this.#exec = new WriteExecutor(deps.storage, deps.faults, { jobs: deps.jobs }, { log: deps.log, delayMs: deps.intentCompletionDelayMs });
+  }
+
+  /**
+   * Resolves once the bookkeeping these writes left to run after they answered (deleting relation
+   * writes' intents) is done: before closing storage, and in tests that count intents.
+   */
+  settled(): Promise<void> {
+    return this.#exec.settled();
   }
 
   #run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {

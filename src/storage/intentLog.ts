@@ -139,9 +139,18 @@ export class IntentLog {
    * trip. Returns whether it deleted it; false also when it was already gone.
    */
   async completeIf(shard: number, id: bigint, onlyIf: SqlCondition, ctx: OpContext = {}): Promise<boolean> {
-    const statement = { sql: `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ? AND ${onlyIf.sql}`, values: [id, ...onlyIf.values] };
-    const [result] = await this.#router.transaction(shard, (tx) => tx.commitWith([statement]), ctx);
+    const [result] = await this.#router.transaction(shard, (tx) => tx.commitWith([this.completePart(shard, id, onlyIf)]), ctx);
     return affectedRows(result!) === 1;
+  }
+
+  /** The statement of `completeIf`, for a batch: it deleted the intent iff it changed 1 row. */
+  completePart(shard: number, id: bigint, onlyIf: SqlCondition): Statement {
+    return { sql: `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ? AND ${onlyIf.sql}`, values: [id, ...onlyIf.values] };
+  }
+
+  /** The statement deleting an intent, for a batch. */
+  deletePart(shard: number, id: bigint): BatchPart<undefined> {
+    return { statements: [{ sql: `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ?`, values: [id] }], read: () => undefined };
   }
 
   /** Deletes a finished intent. Idempotent. */

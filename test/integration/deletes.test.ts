@@ -40,7 +40,9 @@ const board = async (who: Who, name = 'b'): Promise<string> => (await ok('mutati
 const pin = async (who: Who, b: string): Promise<string> => (await ok('mutation($b: ID!) { createPin(input: { boardId: $b, title: "t" }) { id } }', { b }, who.token)).createPin.id;
 const ids = (conn: any): string[] => conn.edges.map((e: any) => e.node.id);
 
+/** Intents left once the gateway deleted those of the writes it answered (it does so shortly after each answer). */
 async function pendingIntents(): Promise<number> {
+  await gw.gateway.settled();
   return (await env.storage.intents.pending(allShards(env.topology), 0, 1000)).length;
 }
 

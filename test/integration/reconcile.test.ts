@@ -166,6 +166,7 @@ describe('Reconcile finds exactly the corruption injected, fixes it, and then fi
     }
 
     const shards = allShards(env.topology);
+    await writes.settled(); // the relation writes' own intents, deleted shortly after each answered
     const first = await reconcile(env.storage, shards);
     const key = (f: { kind: string; shard: number }): string => `${f.kind}@${f.shard}`;
     assert.deepEqual(

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
+import { DeferredCompletions } from '../../src/services/deferredCompletions.ts';
 import type { FaultHook, FaultPoint } from '../../src/services/writeExecutor.ts';
 import { allShards, reconcile, repairIntents } from '../../src/services/repair.ts';
 import { formatId, shardOf } from '../../src/core/ids.ts';
@@ -52,11 +53,15 @@ async function binlogCommits(): Promise<number> {
   return n;
 }
 
-/** SQL round trips and commits of one call. */
+/**
+ * SQL round trips of one call (before it answers) and the commits it made, with those of the
+ * intent completions it left to run after answering (`writes.settled()`).
+ */
 async function cost(fn: (ctx: { stats: SqlStats }) => Promise<unknown>): Promise<{ roundTrips: number; commits: number }> {
   const stats = new SqlStats();
   const before = await binlogCommits();
   await fn({ stats });
+  await writes.settled();
   return { roundTrips: stats.roundTrips, commits: (await binlogCommits()) - before };
 }
 
@@ -65,6 +70,7 @@ async function edge(table: 'user_likes_pins' | 'pin_liked_by_users', from: bigin
 }
 
 async function consistent(): Promise<void> {
+  await writes.settled();
   const shards = allShards(env.topology);
   assert.deepEqual((await reconcile(env.storage, shards)).fixes.map((f) => f.text), [], 'both sides of every relation agree, counts = rows');
   assert.equal((await env.storage.intents.pending(shards, 0, 1000)).length, 0, 'no intent left');
@@ -180,41 +186,47 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
     pin = await writes.createPin(owner.id, board.id, { title: 'cost' });
   });
 
-  test('like: 1 round trip for its first transaction, 1 for the other side, 1 to confirm and complete; 3 commits', async () => {
+  test('like: 1 round trip for its first transaction, 1 for the other side; after it answered, 1 to confirm and complete; 3 commits', async () => {
     // Where each round trip falls: sampled at the step boundaries.
     const at: Partial<Record<FaultPoint, number>> = {};
     const stats = new SqlStats();
     hook = (point) => void (at[point] = stats.roundTrips);
     const before = await binlogCommits();
+    let answered: number;
     try {
       await writes.likePin(fan.id, pin.id, { stats });
+      answered = (await binlogCommits()) - before;
     } finally {
       hook = undefined;
     }
     // The viewer and the pin are read first: one round trip to each host (no cache in these stores).
     assert.deepEqual(at, { 'in-first-transaction': 2, 'after-first-commit': 3, 'after-step-0': 4, 'before-complete': 4 });
-    assert.equal(stats.roundTrips, 5, 'was 18 (2 reads + 16)');
-    assert.equal((await binlogCommits()) - before, 3);
+    assert.equal(stats.roundTrips, 4, 'was 18 (2 reads + 16), then 5 with the completion on the write\'s path');
+    // The completion waits (100 ms by default) for others on its host; settled() sends it now.
+    assert.equal(answered, 2, 'the edge with its intent, and the other side, before the write answers');
+    assert.equal((await env.storage.intents.pending(allShards(env.topology), 0, 10)).length, 1, 'the intent, until its completion runs');
+    await writes.settled();
+    assert.equal((await binlogCommits()) - before, 3, 'the completion: one more commit');
     assert.equal(await edge('user_likes_pins', fan.id, pin.id), true);
     assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), true);
     await consistent();
   });
 
-  test('liking twice: the same 3 round trips (the intent still confirms the other side), 2 commits', async () => {
-    assert.deepEqual(await cost((ctx) => writes.likePin(fan.id, pin.id, ctx)), { roundTrips: 5, commits: 2 });
+  test('liking twice: the same 2 round trips and the completion (the intent still confirms the other side), 2 commits', async () => {
+    assert.deepEqual(await cost((ctx) => writes.likePin(fan.id, pin.id, ctx)), { roundTrips: 4, commits: 2 });
     await consistent();
   });
 
-  test('unlike: 3 round trips and 3 commits; unliking a pin not liked: 3 round trips, 2 commits', async () => {
-    assert.deepEqual(await cost((ctx) => writes.unlikePin(fan.id, pin.id, ctx)), { roundTrips: 5, commits: 3 });
+  test('unlike: 2 round trips and 3 commits with the completion; unliking a pin not liked: 2 round trips, 2 commits', async () => {
+    assert.deepEqual(await cost((ctx) => writes.unlikePin(fan.id, pin.id, ctx)), { roundTrips: 4, commits: 3 });
     assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false);
-    assert.deepEqual(await cost((ctx) => writes.unlikePin(fan.id, pin.id, ctx)), { roundTrips: 5, commits: 2 });
+    assert.deepEqual(await cost((ctx) => writes.unlikePin(fan.id, pin.id, ctx)), { roundTrips: 4, commits: 2 });
     await consistent();
   });
 
-  test('follow and unfollow a user on the other host: 3 round trips and 3 commits each', async () => {
-    assert.deepEqual(await cost((ctx) => writes.followUser(fan.id, owner.id, ctx)), { roundTrips: 5, commits: 3 });
-    assert.deepEqual(await cost((ctx) => writes.unfollowUser(fan.id, owner.id, ctx)), { roundTrips: 5, commits: 3 });
+  test('follow and unfollow a user on the other host: 2 round trips, and 3 commits each with the completion', async () => {
+    assert.deepEqual(await cost((ctx) => writes.followUser(fan.id, owner.id, ctx)), { roundTrips: 4, commits: 3 });
+    assert.deepEqual(await cost((ctx) => writes.unfollowUser(fan.id, owner.id, ctx)), { roundTrips: 4, commits: 3 });
     await consistent();
   });
 
@@ -232,11 +244,72 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
     } finally {
       hook = undefined;
     }
+    // cost() waited for the completion: its condition failed, and the slow path converged the pair.
     assert.equal(await edge('user_likes_pins', fan.id, pin.id), false);
     assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false, 'the other side followed the newer state');
-    // 2 reads + 3, then the slow path: read, apply, read again, delete the intent.
-    assert.equal(spent.roundTrips, 2 + 3 + 4);
+    // 2 reads + 2 before the answer; the failed completion (1) and the slow path (read, apply, read
+    // again, delete the intent) ran after it, outside the request.
+    assert.equal(spent.roundTrips, 2 + 2);
+    // The first transaction, the reverse add, the hook's removal, then the slow path's reverse removal
+    // and the intent's delete (the failed completion changed nothing: no binlog commit).
+    assert.equal(spent.commits, 5);
     await consistent();
+  });
+});
+
+describe('Write cost: a later write of the same pair completes the earlier one (stores, no cache)', () => {
+  let fan: StoredObject;
+  let pin: StoredObject;
+  before(async () => {
+    const [a, b] = hosts();
+    fan = await userOn('later_fan', a);
+    const owner = await userOn('later_owner', b);
+    const board = await writes.createBoard(owner.id, { name: 'later' });
+    pin = await writes.createPin(owner.id, board.id, { title: 'later' });
+  });
+  const pendingNow = async (): Promise<number> => (await env.storage.intents.pending(allShards(env.topology), 0, 10)).length;
+
+  test("like then unlike at once: the unlike's first transaction deletes the like's intent (5 commits for both, not 6)", async () => {
+    const before = await binlogCommits();
+    await writes.likePin(fan.id, pin.id);
+    assert.equal(await pendingNow(), 1, "the like's intent waits for its completion");
+    await writes.unlikePin(fan.id, pin.id);
+    assert.equal(await pendingNow(), 1, "only the unlike's own: the like's went with the unlike's first transaction");
+    await writes.settled();
+    // like: first transaction, other side; unlike: first transaction (with the like's intent's delete), other side; the unlike's completion.
+    assert.equal((await binlogCommits()) - before, 5);
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false);
+    await consistent();
+  });
+
+  test("the later write's first transaction fails: the earlier intent is handed back and completed on its own", async () => {
+    await writes.likePin(fan.id, pin.id);
+    hook = (point, kind) => (point === 'in-first-transaction' && kind === 'remove:user_likes_pins' ? () => { throw new Error('injected: the unlike fails in its first transaction'); } : undefined);
+    try {
+      await assert.rejects(writes.unlikePin(fan.id, pin.id), /injected/);
+    } finally {
+      hook = undefined;
+    }
+    assert.equal(await pendingNow(), 1, "the like's intent: not deleted by the rolled-back transaction");
+    await writes.settled();
+    assert.equal(await pendingNow(), 0, 'completed by its own deferred completion');
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), true);
+    await consistent();
+  });
+
+  test('a completion taken over while it waited leaves its host free: the next one on that host still runs', { timeout: 10_000 }, async () => {
+    const completions = new DeferredCompletions(env.storage, { delayMs: 60_000 });
+    const shard = shardOf(fan.id);
+    const ran: string[] = [];
+    // No such intent and a condition that never holds: the completion deletes nothing and takes its slow path.
+    const completion = (pair: string) => ({ shard, id: 0n, onlyIf: { sql: '1 = 0', values: [] }, otherwise: async () => void ran.push(pair), pair });
+    completions.defer(completion('taken'));
+    assert.ok(completions.supersede('taken'));
+    assert.equal(completions.supersede('taken'), undefined, 'taken once');
+    await completions.settled(); // the host's queue is empty: nothing runs, and nothing is left marked as running
+    completions.defer(completion('next'));
+    await completions.settled();
+    assert.deepEqual(ran, ['next']);
   });
 });
 
@@ -317,7 +390,7 @@ describe('Write cost: through the gateway', () => {
   const UNLIKE = 'mutation($p: ID!) { unlikePin(pinId: $p) { id likeCount viewerHasLiked } }';
   const FOLLOW = 'mutation($u: ID!) { followUser(userId: $u) { id followerCount viewerFollows } }';
 
-  test('like, like again, unlike, unlike again, follow: 3 SQL round trips each, 0 memcached, 3 Redis when the edge changes and 1 when not (was 18 SQL for a like)', async () => {
+  test('like, like again, unlike, unlike again, follow: 2 SQL round trips each before the answer, 0 memcached, 3 Redis when the edge changes and 1 when not (was 18 SQL for a like)', async () => {
     const [a, b] = hosts();
     const fan = await userOn('gw_fan', a);
     const owner = await userOn('gw_owner', b);
@@ -339,17 +412,18 @@ describe('Write cost: through the gateway', () => {
     const id = formatId(pin.id);
     // Viewer and pin come from the gateway's memory (0 memcached). Redis: the read barrier, and when
     // the edge changed, the lists' new generations and the invalidation log's append.
-    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 3, memcached: 0, redis: 3 });
-    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 3, memcached: 0, redis: 1 });
-    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 3, memcached: 0, redis: 3 });
-    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 3, memcached: 0, redis: 1 });
+    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 2, memcached: 0, redis: 3 });
+    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 2, memcached: 0, redis: 1 });
+    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 2, memcached: 0, redis: 3 });
+    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 2, memcached: 0, redis: 1 });
     const u = { u: formatId(owner.id) };
     await send(FOLLOW, u); // warms the followee's object
     await send('mutation($u: ID!) { unfollowUser(userId: $u) { id } }', u);
-    assert.deepEqual(await send(FOLLOW, u), { data: { id: formatId(owner.id), followerCount: 1, viewerFollows: true }, sql: 3, memcached: 0, redis: 3 });
+    assert.deepEqual(await send(FOLLOW, u), { data: { id: formatId(owner.id), followerCount: 1, viewerFollows: true }, sql: 2, memcached: 0, redis: 3 });
     // What the mutations answered is what a fresh read says.
     const fresh = await gw.gql('query($p: ID!, $u: ID!) { pin(id: $p) { likeCount viewerHasLiked } user(id: $u) { followerCount viewerFollows } }', { ...p, ...u }, { token });
     assert.deepEqual(fresh.body.data, { pin: { likeCount: 2, viewerHasLiked: false }, user: { followerCount: 1, viewerFollows: true } });
+    await gw.gateway.settled();
     await consistent();
   });
 
@@ -397,6 +471,8 @@ describe('Write cost: races the fast path must survive', () => {
           // Every other round, the repair pass finishes the same intents meanwhile.
           round % 2 === 1 ? pause(8).then(async () => (repaired += (await repairIntents(env.storage, env.topology, { minAgeMs: 0 })).completed)) : undefined,
         ]);
+        // The writes answered; their completions (and any slow path a failed one starts) run after.
+        await writes.settled();
         for (const fan of fans) {
           if ((await edge('user_likes_pins', fan.id, pin.id)) !== (await edge('pin_liked_by_users', pin.id, fan.id))) disagreed++;
         }
