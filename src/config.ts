@@ -352,7 +352,7 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayCo
  * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
  * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
  * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache), SHARDQL_FEED_SIZE,
- * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS.
+ * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS, SHARDQL_INTENT_COMPLETION_DELAY_MS (0 = at once).
  */
 function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayConfig> {
   const int = (name: string, min: number): number | undefined => {

@@ -386,6 +386,7 @@ describe('Feeds: stored in Redis, written by fan-out jobs in worker processes', 
       faults: (point, kind) => (point === 'after-first-commit' && kind === 'createPin' ? () => { throw new Crash('killed after the commit'); } : undefined),
     });
     await assert.rejects(writes.createPin(BigInt(star.id), BigInt(star.board), { title: 'acknowledged?' }), Crash);
+    await gw.gateway.settled(); // the follows' own intents, deleted shortly after each answered
     const pending = await cached.intents.pending(allShards(env.topology), 0, 100);
     assert.deepEqual(pending.map((i) => [i.kind, i.steps.map((st) => st.kind)]), [['createPin', ['enqueue']]], 'the fan-out waits in the intent log');
     const pinId = String((pending[0]!.steps[0] as unknown as { data: { pin: string } }).data.pin);

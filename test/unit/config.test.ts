@@ -30,13 +30,16 @@ describe('Config: limits and abuse', () => {
     assert.equal(c.introspection, undefined, 'the default: on in development only');
     assert.equal(c.batchedRequests, undefined);
     assert.equal(c.maxCost, undefined);
+    assert.equal(c.intentCompletionDelayMs, undefined, 'unset: the writes default to 100 ms');
   });
 
   test('every limit can be set, and a rate switched off', () => {
     const c = loadConfig({
       ...BASE, SHARDQL_MAX_COST: '1000', SHARDQL_MAX_ROUND_TRIPS: '50', SHARDQL_RATE_LIMIT: '100/10s', SHARDQL_RATE_LIMIT_IP: 'off',
       SHARDQL_QUERY_TIMEOUT_MS: '250', SHARDQL_REQUEST_TIMEOUT_MS: '2000', SHARDQL_INTROSPECTION: '1', SHARDQL_BATCHING: '1',
+      SHARDQL_INTENT_COMPLETION_DELAY_MS: '0',
     });
+    assert.equal(c.intentCompletionDelayMs, 0, '0: each completion at once');
     assert.equal(c.maxCost, 1000);
     assert.equal(c.maxRoundTrips, 50);
     assert.deepEqual(c.rateLimit, { perViewer: { limit: 100, windowMs: 10_000 }, perAddress: undefined });
@@ -49,7 +52,7 @@ describe('Config: limits and abuse', () => {
   });
 
   test('bad values are refused, naming the variable', () => {
-    for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1']] as const) {
+    for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1'], ['SHARDQL_INTENT_COMPLETION_DELAY_MS', '-5']] as const) {
       assert.throws(() => loadConfig({ ...BASE, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
     }
   });
