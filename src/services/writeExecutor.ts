@@ -168,8 +168,8 @@ export interface RelationPlan<R> {
  *      the state it must produce from the authoritative side, `runStep`) — or, when the first
  *      transaction itself settled that side (a relation, a repin created or deleted), it applies
  *      the state it knows;
- *   3. the intent is deleted: in the known case only if that side is still in that state
- *      (`IntentLog.completeIf`), else after re-deriving as in 2.
+ *   3. the intent is deleted: in the known case after the write answered, only if that side is
+ *      still in that state (`DeferredCompletions`), else at once after re-deriving as in 2.
  * A crash anywhere after 1 leaves an intent that the repair pass (or a retry with the same
  * idempotency key) completes; a crash before leaves nothing.
  */
@@ -240,10 +240,18 @@ export class WriteExecutor {
         await this.#fault(`after-step-${i}`, plan.kind, idem);
       }
       await this.#fault('before-complete', plan.kind, idem);
-      if (!(await this.#storage.intents.completeIf(plan.shard, intentId, known.still, ctx))) {
-        await runStep(this.#storage, out.steps[0]!, ctx, this.#ports);
-        await this.#storage.intents.complete(plan.shard, intentId, ctx);
-      }
+      // Every step ran; the intent is deleted after the answer, as a relation's is (see `relate`).
+      const [first] = out.steps;
+      const id: bigint = intentId;
+      this.#completions.defer({
+        shard: plan.shard,
+        id,
+        onlyIf: known.still,
+        otherwise: async () => {
+          await runStep(this.#storage, first!, {}, this.#ports);
+          await this.#storage.intents.complete(plan.shard, id, {});
+        },
+      });
       return out.result;
     }
     for (const [i, step] of out.steps.entries()) {

@@ -135,15 +135,9 @@ export class IntentLog {
   }
 
   /**
-   * Deletes an intent only if `onlyIf` (a condition on the same shard) holds as it runs: one round
-   * trip. Returns whether it deleted it; false also when it was already gone.
+   * Deletes an intent only if `onlyIf` (a condition on the same shard) holds as it runs, as a
+   * statement for a batch (`DeferredCompletions`): it deleted the intent iff it changed 1 row.
    */
-  async completeIf(shard: number, id: bigint, onlyIf: SqlCondition, ctx: OpContext = {}): Promise<boolean> {
-    const [result] = await this.#router.transaction(shard, (tx) => tx.commitWith([this.completePart(shard, id, onlyIf)]), ctx);
-    return affectedRows(result!) === 1;
-  }
-
-  /** The statement of `completeIf`, for a batch: it deleted the intent iff it changed 1 row. */
   completePart(shard: number, id: bigint, onlyIf: SqlCondition): Statement {
     return { sql: `DELETE FROM ${shardDatabase(shard)}.intents WHERE id = ? AND ${onlyIf.sql}`, values: [id, ...onlyIf.values] };
   }
