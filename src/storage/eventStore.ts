@@ -360,13 +360,19 @@ export class EventStore {
    * first page asks as of now and its cursor carries that moment: every later page reads the same
    * snapshot, so events arriving meanwhile neither shift nor repeat groups (they are on the next
    * first page). A group's place uses its newest event whether shown or not, so an unlike between
-   * two pages cannot move a group either. The first page is cached (L1 and Redis), dropped by
-   * every append to the user's sequence.
+   * two pages cannot move a group either. Pages are cached (L1 and Redis, one field per page of the
+   * user's one key: the first page, and a later one per cursor), all dropped by every append to the
+   * user's sequence and every change that hides or shows one of its events. A later page depends on
+   * the cursor's snapshot and on what stands now, as the first does on now, so the same drops keep
+   * it true; while the first page is cached its cursors do not change, so the fields stay few.
    */
   async notifications(req: NotificationPageRequest, ctx: OpContext = {}): Promise<NotificationPage> {
-    const cacheable = req.after == null && req.since == null && req.until == null;
-    if (!cacheable) return (await this.#groups(req, ctx)).page;
-    const field = `g:${req.first}:${req.actors}:${[...req.kinds].sort().join(',')}`;
+    const kinds = [...req.kinds].sort().join(',');
+    const cursor = req.after != null ? decodeGroupCursor(req.after, `${req.user}|${kinds}`) : undefined;
+    const cacheable = req.since == null && req.until == null;
+    if (!cacheable) return (await this.#groups(req, cursor, ctx)).page;
+    const at = cursor ? `:${cursor.asOf}:${cursor.bucket}:${cursor.newest}:${cursor.kind}:${cursor.object}` : '';
+    const field = `g:${req.first}:${req.actors}:${kinds}${at}`;
     const key = notificationsCacheKey(req.user);
     let page: NotificationPage | undefined;
     let stale = false;
@@ -388,7 +394,7 @@ export class EventStore {
           return;
         }
         if (cached) stale = true;
-        const fresh = await this.#groups(req, ctx);
+        const fresh = await this.#groups(req, cursor, ctx);
         page = fresh.page;
         const token: ListToken | undefined = probe?.tokens.get(0);
         if (!stale && token !== undefined && this.#lists) {
@@ -399,14 +405,14 @@ export class EventStore {
     );
     // A cached page whose oldest counted event has expired since: dropped like an append drops it.
     if (stale) await this.invalidate([key], ctx);
-    if (page === undefined || stale) page = (await this.#groups(req, ctx)).page;
+    if (page === undefined || stale) page = (await this.#groups(req, cursor, ctx)).page;
     return page;
   }
 
-  async #groups(req: NotificationPageRequest, ctx: OpContext): Promise<CachedNotifications> {
+  /** A page of groups from SQL; `cursor` is `req.after` decoded. */
+  async #groups(req: NotificationPageRequest, cursor: GroupCursor | undefined, ctx: OpContext): Promise<CachedNotifications> {
     const tag = `${req.user}|${[...req.kinds].sort().join(',')}`;
     const now = this.#now();
-    const cursor = req.after != null ? decodeGroupCursor(req.after, tag) : undefined;
     if (req.kinds.length === 0) return { page: { groups: [], hasNextPage: false, endCursor: null }, expiresAt: Number.MAX_SAFE_INTEGER };
     const asOf = cursor?.asOf ?? now;
     const w = this.#windowMs;

@@ -170,6 +170,8 @@ function formatQuery(this: { config: { stringifyObjects?: boolean } }, sql: stri
 export class ShardRouter {
   readonly #opts: ShardRouterOptions;
   readonly #pools = new Map<string, Pool>();
+  /** Set by `close`: no pool is opened again (a late caller gets an error, not a connection that keeps the process alive). */
+  #closed = false;
 
   constructor(opts: ShardRouterOptions) {
     this.#opts = opts;
@@ -231,6 +233,7 @@ export class ShardRouter {
     const key = `${endpoint.host}:${endpoint.port}${transactions ? ' tx' : ''}`;
     let pool = this.#pools.get(key);
     if (!pool) {
+      if (this.#closed) throw new Error('the shard router is closed');
       pool = mysql.createPool({
         host: endpoint.host,
         port: endpoint.port,
@@ -434,6 +437,7 @@ export class ShardRouter {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     const pools = [...this.#pools.values()];
     this.#pools.clear();
     await Promise.allSettled(pools.map((p) => p.end()));

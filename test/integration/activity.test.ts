@@ -397,6 +397,7 @@ describe('Notifications and activity through the gateway', () => {
       return { data: r.body.data.viewer.notifications, sql: r.body.extensions.cost.sqlRoundTrips as number };
     };
     const seen: string[] = [];
+    const lates: StoredObject[] = [];
     let after: string | null = null;
     let extra = 0;
     for (;;) {
@@ -404,6 +405,7 @@ describe('Notifications and activity through the gateway', () => {
       seen.push(...data.edges.map((e: any) => e.node.pin.id));
       // Meanwhile: a new like of a pin already read, and of one not read yet.
       const late = await user('p_late');
+      lates.push(late);
       await writes.likePin(late.id, pins[extra % pins.length]!.id);
       extra++;
       if (!data.pageInfo.hasNextPage) break;
@@ -423,5 +425,23 @@ describe('Notifications and activity through the gateway', () => {
     const fresh = await page(null);
     assert.ok(fresh.sql > 0, 'the append dropped the cached page');
     assert.deepEqual(fresh.data.edges[0].node.actors[0].username, newcomer.data.username, 'the new like is on top');
+
+    // A later page is cached per cursor the same way: 0 SQL when asked again, dropped by an unlike
+    // that hides one of its events (no append: the like event stays, it no longer stands).
+    const second = await page(fresh.data.pageInfo.endCursor);
+    assert.ok(second.sql > 0, 'the second page, first asked: SQL');
+    const secondAgain = await page(fresh.data.pageInfo.endCursor);
+    assert.equal(secondAgain.sql, 0, 'the cached second page costs no SQL');
+    assert.deepEqual(secondAgain.data, second.data);
+    const target = second.data.edges.map((e: any) => e.node).find((n: any) => n.count >= 2);
+    assert.ok(target, 'a group of two likes or more on the second page');
+    const liker = [...fans, ...lates].find((u) => u.data.username === target.actors[0].username)!;
+    const unliked = await gw.gql('mutation($p: ID!) { unlikePin(pinId: $p) { id } }', { p: target.pin.id }, { token: await gw.token(liker.id) });
+    assert.equal(unliked.body.errors, undefined, JSON.stringify(unliked.body.errors));
+    const secondAfter = await page(fresh.data.pageInfo.endCursor);
+    assert.ok(secondAfter.sql > 0, 'the unlike dropped the cached second page');
+    const group = secondAfter.data.edges.find((e: any) => e.node.pin.id === target.pin.id);
+    assert.equal(group.node.count, target.count - 1, 'the unliked like no longer counts');
+    assert.ok(!group.node.actors.some((a: any) => a.username === liker.data.username), 'nor shows its actor');
   });
 });

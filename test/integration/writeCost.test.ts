@@ -343,6 +343,7 @@ describe('Write cost: repins (stores, no cache)', () => {
     assert.deepEqual(at, { 'in-first-transaction': 8, 'after-first-commit': 9, 'after-step-0': 10, 'before-complete': 10 });
     assert.equal(stats.roundTrips, 10, 'the confirmation and delete of the intent run after the answer');
     assert.equal(await repinEdge(original.id, repin.id), true);
+    await writes.settled(); // the repin's own completion is not counted as the delete's
     // Deleting it: 2 reads, the first transaction (2 edges, lock and update the pin, the intent, COMMIT), then 1
     // (the edge); the confirmation after the answer. +1 since deletes cascade: the purge's one read of what
     // the pin's lists still hold (likes, comments, repins).
