@@ -25,7 +25,8 @@ import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
-import { parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
+import { DELETE_PHASES, parsePlan, verifyChunk, type DeleteTable, type Difference, type ImportPlan } from '../services/importer.ts';
+import { deletesChunkName } from '../jobs/kinds/import.ts';
 import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';
 import { ImportSource, parseSourceUrl, sourceUrl, type SourceLocation } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
@@ -179,9 +180,12 @@ function tablesOf(schema: SourceSchema): SourceTable[] {
   return IMPORT_PHASES.flat().filter(has);
 }
 
-async function planPass(setup: Setup, topology: Topology, since: number | null, chunkRows: number): Promise<ImportPlan> {
+async function planPass(setup: Setup, topology: Topology, since: number | null, chunkRows: number, deletes: boolean): Promise<ImportPlan> {
   const chunks: Partial<Record<SourceTable, { range: { after: string | null; upTo: string | null }; rows: number }[]>> = {};
   for (const t of tablesOf(setup.schema)) chunks[t] = await setup.source.plan(setup.schema, t, since, chunkRows);
+  const deleted: Partial<Record<DeleteTable, { range: { after: string | null; upTo: string | null }; rows: number }[]>> = {};
+  // The whole key space of each table, whatever `since`: a deleted row has no time to select it by.
+  if (deletes) for (const t of DELETE_PHASES.flat()) if (setup.schema[t] !== null) deleted[t] = await setup.source.plan(setup.schema, t, null, chunkRows);
   return {
     version: 1,
     source: setup.label,
@@ -190,17 +194,40 @@ async function planPass(setup: Setup, topology: Topology, since: number | null, 
     openShards: Array.from({ length: topology.openShardCount }, (_, i) => topology.nthOpenShard(i)),
     since,
     chunks,
+    ...(deletes ? { deletes: deleted } : {}),
   };
 }
 
-function jobIdOf(label: string, run: number, t: SourceTable, i: number): string {
-  return JOB_KINDS['import.chunk'].jobId!({ source: label, run, table: t, index: i });
+/** One chunk of a pass as the driver sees it: its name in the ledger, its job, and how to enqueue it. */
+interface PassChunk {
+  readonly name: string;
+  readonly jobId: string;
+  readonly enqueue: (queue: JobQueue<typeof JOB_KINDS>) => Promise<unknown>;
+}
+
+function importChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly SourceTable[]): PassChunk[] {
+  return tables.flatMap((table) =>
+    (plan.chunks[table] ?? []).map((_, index) => {
+      const payload = { source: run.source, run: run.run, table, index };
+      return { name: chunkName(table, index), jobId: JOB_KINDS['import.chunk'].jobId!(payload), enqueue: (q: JobQueue<typeof JOB_KINDS>) => q.enqueue('import.chunk', payload) };
+    }),
+  );
+}
+
+function deleteChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly DeleteTable[]): PassChunk[] {
+  return tables.flatMap((table) =>
+    (plan.deletes?.[table] ?? []).map((_, index) => {
+      const payload = { source: run.source, run: run.run, table, index };
+      return { name: deletesChunkName(table, index), jobId: JOB_KINDS['import.deletes'].jobId!(payload), enqueue: (q: JobQueue<typeof JOB_KINDS>) => q.enqueue('import.deletes', payload) };
+    }),
+  );
 }
 
 /**
- * Runs one pass to the end: phase by phase, enqueue what the ledger does not have yet, then wait
- * for it, showing progress. A chunk whose job failed for good is retried once per run of this
- * command; failing again, the command stops with its reason.
+ * Runs one pass to the end: phase by phase (the import's, then the deletes pass's if planned),
+ * enqueue what the ledger does not have yet, then wait for it, showing progress. A chunk whose job
+ * failed for good is retried once per run of this command; failing again, the command stops with
+ * its reason.
  */
 async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof JOB_KINDS>, run: ImportRun, plan: ImportPlan, quiet: boolean): Promise<void> {
   const bullQueue = queue.queue('import');
@@ -209,37 +236,43 @@ async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof J
   let lastRows = -1;
   let idleSince = Date.now();
   let hinted = false;
-  for (const phase of IMPORT_PHASES) {
-    const tables = phase.filter((t) => plan.chunks[t] !== undefined);
-    if (tables.length === 0) continue;
+  const phases = [
+    ...IMPORT_PHASES.map((phase) => {
+      const tables = phase.filter((t) => plan.chunks[t] !== undefined);
+      return { chunks: importChunksOf(run, plan, tables), lines: (done: ReadonlyMap<string, ChunkRecord>) => progressTable(progressOf(plan, done, Date.now()).filter((p) => p.chunksDone > 0 || tables.includes(p.table))) };
+    }),
+    ...DELETE_PHASES.map((phase) => {
+      const tables = phase.filter((t) => plan.deletes?.[t] !== undefined);
+      return { chunks: deleteChunksOf(run, plan, tables), lines: (done: ReadonlyMap<string, ChunkRecord>) => deletesProgress(plan, done, tables) };
+    }),
+  ];
+  for (const phase of phases) {
+    if (phase.chunks.length === 0) continue;
     let done = await storage.imports.chunks(run.source, run.run);
-    for (const t of tables) {
-      for (let i = 0; i < plan.chunks[t]!.length; i++) {
-        if (done.has(chunkName(t, i))) continue;
-        const job: Job | undefined = await bullQueue.getJob(jobIdOf(run.source, run.run, t, i));
-        if (job && (await job.getState()) === 'failed') {
-          retried.add(job.id!);
-          await job.retry('failed');
-        } else {
-          await queue.enqueue('import.chunk', { source: run.source, run: run.run, table: t, index: i });
-        }
+    for (const c of phase.chunks) {
+      if (done.has(c.name)) continue;
+      const job: Job | undefined = await bullQueue.getJob(c.jobId);
+      if (job && (await job.getState()) === 'failed') {
+        retried.add(job.id!);
+        await job.retry('failed');
+      } else {
+        await c.enqueue(queue);
       }
     }
     for (;;) {
       done = await storage.imports.chunks(run.source, run.run);
-      const left = tables.flatMap((t) => plan.chunks[t]!.map((_, i) => [t, i] as const).filter(([, i]) => !done.has(chunkName(t, i))));
-      const progress = progressOf(plan, done, Date.now());
-      const rows = progress.reduce((s, p) => s + p.rowsRead, 0) + done.size;
+      const left = phase.chunks.filter((c) => !done.has(c.name));
+      const rows = [...done.values()].reduce((s, c) => s + c.rowsRead, 0) + done.size;
       if (rows !== lastRows) (lastRows = rows), (idleSince = Date.now());
       if (!quiet && (Date.now() - lastPrint >= (ctx.stderr.isTTY ? 1000 : 5000) || left.length === 0)) {
         lastPrint = Date.now();
-        for (const line of progressTable(progress.filter((p) => p.chunksDone > 0 || tables.includes(p.table)))) println(ctx.stderr, line);
+        for (const line of phase.lines(done)) println(ctx.stderr, line);
       }
       if (left.length === 0) break;
       // A chunk whose job ran out of attempts: once more, then give up with its reason.
       for (const job of await bullQueue.getJobs(['failed'], 0, 100, false)) {
         const id = job.id ?? '';
-        if (!left.some(([t, i]) => jobIdOf(run.source, run.run, t, i) === id)) continue;
+        if (!left.some((c) => c.jobId === id)) continue;
         if (retried.has(id)) throw new CliError(`chunk job ${id} failed ${job.attemptsMade} times: ${job.failedReason ?? 'no reason recorded'} (fix it and run the same command again: the pass resumes)`);
         retried.add(id);
         await job.retry('failed');
@@ -253,8 +286,22 @@ async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof J
   }
 }
 
+/** Objects and edges a deletes pass removed so far (`rowsWritten` of its chunks). */
+function deletedSoFar(done: ReadonlyMap<string, ChunkRecord>): number {
+  return [...done.values()].filter((c) => c.chunk.startsWith('deletes:')).reduce((s, c) => s + c.rowsWritten, 0);
+}
+
+function deletesProgress(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, tables: readonly DeleteTable[]): string[] {
+  return tables.map((t) => {
+    const chunks = plan.deletes?.[t] ?? [];
+    const finished = chunks.filter((_, i) => done.has(deletesChunkName(t, i)));
+    const removed = chunks.reduce((s, _, i) => s + (done.get(deletesChunkName(t, i))?.rowsWritten ?? 0), 0);
+    return `deletes ${t}: ${finished.length}/${chunks.length} chunks, ${n(removed)} deleted in the shards`;
+  });
+}
+
 async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology: Topology, chunkRows: number, json: boolean): Promise<number> {
-  const plan: ImportPlan = { ...(await planPass(setup, topology, null, chunkRows)), chunks: {} };
+  const plan: ImportPlan = { ...(await planPass(setup, topology, null, chunkRows, false)), chunks: {} };
   const differences: Difference[] = [];
   let checked = 0;
   const started = Date.now();
@@ -290,6 +337,7 @@ const importCommand: Command = {
     config: { type: 'string', value: 'FILE', help: 'Column mapping for a source whose tables or columns are named otherwise (JSON; see README)' },
     name: { type: 'string', value: 'LABEL', help: 'Names the source in the shards and the ledger (default: the database name)' },
     since: { type: 'string', value: 'TIME|last', help: 'A delta pass: only rows created or changed at or after TIME (ISO 8601 or epoch ms); last: since the previous pass began' },
+    deletes: { type: 'boolean', help: 'Also carry rows deleted in the source into the shards (the product\'s deletes), after the pass; only before the switch (see README)' },
     'chunk-rows': { type: 'string', value: 'N', help: `Rows per job (default ${DEFAULT_CHUNK_ROWS})` },
     status: { type: 'boolean', help: 'Show the progress of the latest pass (rows/s and ETA per table) and exit' },
     verify: { type: 'boolean', help: 'Compare every user, board and pin (counts, object data checksum) between the source and the shards; exit 1 on any difference' },
@@ -301,8 +349,9 @@ const importCommand: Command = {
     'into jobs on the import queue, which every `shardql worker` serves: start more workers (on any machine) to',
     'import faster. Killed at any point (this command or a worker), run the same command again: the pass resumes',
     'and finishes with exactly the result an uninterrupted pass gives. A second pass over an unchanged source',
-    'writes nothing. Cutover: a full pass, delta passes (--since last) while the old system still takes writes,',
-    'pause writes, a last delta pass, --verify, switch.',
+    'writes nothing. --deletes also deletes in the shards, by the product\'s own deletes, what the source deleted',
+    '(only before the switch). Cutover: a full pass, delta passes (--since last --deletes) while the old system',
+    'still takes writes, pause writes, a last delta pass, --verify, switch.',
   ].join('\n'),
   async run(args, ctx) {
     const from = args.string('from');
@@ -347,7 +396,7 @@ const importCommand: Command = {
           // Resume the unfinished pass, or plan a new one.
           let run = await storage.imports.latestRun(setup.label);
           if (run && run.finishedAt === null) {
-            println(ctx.stderr, `resuming run ${run.run} of ${setup.label} (started ${new Date(run.startedAt).toISOString()})${since !== null ? '; --since applies to the next pass' : ''}`);
+            println(ctx.stderr, `resuming run ${run.run} of ${setup.label} (started ${new Date(run.startedAt).toISOString()})${since !== null || args.flag('deletes') ? '; --since and --deletes apply to the next pass' : ''}`);
           } else {
             let sinceMs: number | null = null;
             if (since === 'last') {
@@ -356,7 +405,7 @@ const importCommand: Command = {
               sinceMs = last.sourceClock - SINCE_LAST_OVERLAP_MS;
             } else sinceMs = since;
             const sourceClock = await setup.source.clock();
-            const plan = await planPass(setup, topology, sinceMs, chunkRows);
+            const plan = await planPass(setup, topology, sinceMs, chunkRows, args.flag('deletes'));
             const next = (run?.run ?? 0) + 1;
             const startedAt = Date.now();
             if (!(await storage.imports.startRun({ source: setup.label, run: next, since: sinceMs, sourceClock, plan: JSON.stringify(plan), startedAt }))) {
@@ -376,10 +425,10 @@ const importCommand: Command = {
           const ms = Number.isFinite(first) ? last - first : 0;
           const notes = [...done.values()].flatMap((c) => (c.notes === '' ? [] : c.notes.split('\n'))).slice(0, 50);
           if (json) {
-            println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), ms, tables: progress, notes }));
+            println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), deleted: deletedSoFar(done), ms, tables: progress, notes }));
           } else {
             for (const note of notes) println(ctx.stdout, `rejected: ${note}`);
-            println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)`);
+            println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)${plan.deletes ? `; ${n(deletedSoFar(done))} objects and edges deleted as the source deleted them` : ''}`);
           }
           return 0;
         },

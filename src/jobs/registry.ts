@@ -9,7 +9,7 @@
 import type { PayloadOf } from './jobKind.ts';
 import { feedClean, feedFanout, feedRetract } from './kinds/feed.ts';
 import { eventSweep, eventSweepShards, reconcileShards, reconcileSweep, repairPass } from './kinds/sweeps.ts';
-import { importChunkJob } from './kinds/import.ts';
+import { importChunkJob, importDeletesJob } from './kinds/import.ts';
 
 export const JOB_KINDS = {
   'feed.fanout': feedFanout,
@@ -21,6 +21,7 @@ export const JOB_KINDS = {
   'sweep.events': eventSweep,
   'sweep.events-shards': eventSweepShards,
   'import.chunk': importChunkJob,
+  'import.deletes': importDeletesJob,
 } as const;
 
 export type JobName = keyof typeof JOB_KINDS;

@@ -37,7 +37,10 @@ import type { ImportSource, SourceRow } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import { listCacheKey } from '../storage/mappingStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import { isShardqlError } from '../core/errors.ts';
+import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import { runStep } from './writeExecutor.ts';
+import type { ProductWrites } from './writes.ts';
 
 /** What every chunk of one pass shares: recorded once in the ledger (`import_runs.plan`). */
 export interface ImportPlan {
@@ -52,6 +55,8 @@ export interface ImportPlan {
   /** Only rows created or changed at or after this time (epoch ms); null: every row. */
   readonly since: number | null;
   readonly chunks: { readonly [T in SourceTable]?: readonly { readonly range: KeyRange; readonly rows: number }[] };
+  /** `--deletes`: key ranges of the deletes pass that follows the import phases (whole tables, whatever `since`). */
+  readonly deletes?: { readonly [T in DeleteTable]?: readonly { readonly range: KeyRange; readonly rows: number }[] };
 }
 
 /** A plan read back from the ledger. */
@@ -411,6 +416,15 @@ export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 
   const keys = specs.flatMap((s) => [...ids.values()].map((id) => ({ id, kind: s.list })));
   const shardCounts = await storage.mappings.counts(keys, ctx);
   const usernames = table === 'users' ? await storage.lookups.lookup('username', prepared.flatMap((p) => (p.username ? [p.username] : [])), ctx) : new Map<string, bigint>();
+  // Imported objects of the range the source no longer has (deleted there since: `--deletes` carries them).
+  const inSource = new Set(oldIds);
+  const imported = await storage.imports.importedInRange(plan.source, type, range, ctx);
+  const extra = [...imported].filter(([oldId]) => !inSource.has(oldId));
+  const extraObjects = await storage.objects.getMany(extra.map(([, id]) => id), ctx);
+  for (const [oldId, id] of extra) {
+    const o = extraObjects.get(id);
+    if (o && isActive(o)) differ(oldId, `${type} ${oldId} (${id}) is in the shards but no longer in the source (run a pass with --deletes)`);
+  }
   for (const oldId of oldIds) {
     const id = ids.get(oldId);
     const want = expected.get(oldId);
@@ -436,4 +450,94 @@ export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 
     });
   }
   return { checked: rows.length, differences };
+}
+
+// --deletes
+
+/** The tables a deletes pass walks, in order: objects top-down (a user's delete takes their boards and pins with it), then relations. */
+export const DELETE_PHASES: readonly (readonly DeleteTable[])[] = [['users'], ['boards'], ['pins'], ['comments', 'likes', 'follows', 'boardFollows']];
+export type DeleteTable = 'users' | 'boards' | 'pins' | 'comments' | 'likes' | 'follows' | 'boardFollows';
+
+const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType> = { users: 'user', boards: 'board', pins: 'pin', comments: 'comment' };
+
+/**
+ * Carries the source's deletes in one key range into the shards (`shardql import --deletes`), through
+ * the product's own deletes, so cascades, both sides of relations, counts, caches, stored feeds and
+ * the intent log behave as for a delete made through the gateway (and a worker killed midway leaves
+ * intents the repair pass finishes; the chunk run again finds less to do):
+ *   - an object the import made (in the shards' ID map) whose key the source no longer has is deleted
+ *     as its owner would delete it (a comment by its author, or its pin's owner once the author is gone);
+ *   - for each imported user of the range whose list of a relation holds more or fewer edges than the
+ *     source's rows (the add phases of the same pass ran before), the edges whose other side the
+ *     source no longer relates are undone (an unlike, an unfollow).
+ * Edges made through the gateway to imported users' lists are not told apart from imported ones:
+ * run it before the switch, while the gateway takes no writes (README "Cutover").
+ */
+export async function deleteChunk(deps: ImportDeps & { readonly writes: ProductWrites }, table: DeleteTable, range: KeyRange): Promise<ChunkOutcome> {
+  const { storage, source, plan, writes } = deps;
+  const ctx = deps.ctx ?? {};
+  const out = new Outcome();
+  const gone = (err: unknown): boolean => isShardqlError(err) && (err.code === 'NOT_FOUND' || err.code === 'UNAUTHENTICATED');
+  if (table === 'users' || table === 'boards' || table === 'pins' || table === 'comments') {
+    const type = DELETED_TYPE[table];
+    const [kept, imported] = await Promise.all([source.keys(plan.schema, table, range), storage.imports.importedInRange(plan.source, type, range, ctx)]);
+    out.read = kept.size;
+    const doomed = [...imported].filter(([oldId]) => !kept.has(oldId)).map(([, id]) => id);
+    const objects = await storage.objects.getMany(doomed, ctx);
+    for (const id of doomed) {
+      const o = objects.get(id);
+      if (!o || !isActive(o)) continue; // deleted already (by an earlier run, or a parent's cascade)
+      try {
+        const done =
+          type === 'user'
+            ? await writes.deleteViewer(id, ctx)
+            : type === 'board'
+              ? await writes.deleteBoard(o.refs.owner, id, ctx)
+              : type === 'pin'
+                ? await writes.deletePin(o.refs.pinner, id, ctx)
+                : await deleteComment(deps, o, ctx);
+        if (done) out.written++;
+      } catch (err) {
+        if (!gone(err)) throw err;
+      }
+    }
+    return out.result();
+  }
+  const rel = RELATIONS[table];
+  const [counts, users] = await Promise.all([source.relationCounts(plan.schema, table, range), storage.imports.importedInRange(plan.source, 'user', range, ctx)]);
+  out.read = [...counts.values()].reduce((a, b) => a + b, 0);
+  const active = await storage.objects.getMany([...users.values()], ctx);
+  const live = [...users].filter(([, id]) => { const u = active.get(id); return u !== undefined && isActive(u); });
+  const held = await storage.mappings.counts(live.map(([, id]) => ({ id, kind: rel.forward })), ctx);
+  const differing = live.filter(([oldId, id]) => (held.get(`${id}:${rel.forward}`) ?? 0) !== (counts.get(oldId) ?? 0));
+  if (differing.length === 0) return out.result();
+  const [targets, lists] = await Promise.all([
+    source.relationTargets(plan.schema, table, differing.map(([oldId]) => oldId)),
+    storage.imports.edgesFrom(rel.forward, differing.map(([, id]) => id), ctx),
+  ]);
+  const mapped = await resolve(deps, rel.to, [...targets.values()].flat());
+  for (const [oldId, id] of differing) {
+    const want = new Set((targets.get(oldId) ?? []).flatMap((t) => { const n = mapped.get(t); return n === undefined ? [] : [n]; }));
+    for (const to of lists.get(id) ?? []) {
+      if (want.has(to)) continue;
+      try {
+        if (table === 'likes') await writes.unlikePin(id, to, ctx);
+        else if (table === 'follows') await writes.unfollowUser(id, to, ctx);
+        else await writes.unfollowBoard(id, to, ctx);
+        out.written++;
+      } catch (err) {
+        if (!gone(err)) throw err;
+      }
+    }
+  }
+  return out.result();
+}
+
+/** A comment deleted as its author would, or as its pin's owner once the author is gone. */
+async function deleteComment(deps: ImportDeps & { readonly writes: ProductWrites }, comment: StoredObject, ctx: OpContext): Promise<boolean> {
+  const author = comment.refs.author;
+  const a = author === undefined ? undefined : await deps.storage.objects.get(author, ctx);
+  if (a && isActive(a)) return deps.writes.deleteComment(author, comment.id, ctx);
+  const pin = comment.refs.pin === undefined ? undefined : await deps.storage.objects.get(comment.refs.pin, ctx);
+  return deps.writes.deleteComment(pin?.refs.pinner, comment.id, ctx);
 }

@@ -4,6 +4,7 @@
  * order, so any chunk is one indexed range scan however far into the table it is.
  */
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
+import { groupBy } from '../core/groupBy.ts';
 import { cutRanges, oldIdOf, timeOf, type KeyRange, type SourceSchema, type SourceTable } from '../core/importSchema.ts';
 
 export interface SourceLocation {
@@ -210,6 +211,35 @@ export class ImportSource {
     }
     const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${cols.join(', ')} FROM ${from} ${where.sql} ORDER BY ${shape.key}`, where.values);
     return rows as SourceRow[];
+  }
+
+  /**
+   * The keys of an object table in a key range, whatever their time (a pins range covers repins
+   * too): what the source still has, for a deletes pass (`--deletes`) and `--verify`.
+   */
+  async keys(schema: SourceSchema, table: 'users' | 'boards' | 'pins' | 'comments', range: KeyRange): Promise<Set<string>> {
+    const where = await this.#where(schema, table, range, null);
+    const shape = this.#shape(schema, table);
+    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${shape.key} AS k FROM ${shape.from} ${where.sql}`, where.values);
+    return new Set(rows.map((r) => oldIdOf(r.k)));
+  }
+
+  /** A relation's rows per from-key in a range of from-keys (all times): what the source still has. */
+  async relationCounts(schema: SourceSchema, table: 'likes' | 'follows' | 'boardFollows', range: KeyRange): Promise<Map<string, number>> {
+    const where = await this.#where(schema, table, range, null);
+    const shape = this.#shape(schema, table);
+    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${shape.key} AS k, COUNT(*) AS n FROM ${shape.from} ${where.sql} GROUP BY ${shape.key}`, where.values);
+    return new Map(rows.map((r) => [oldIdOf(r.k), Number(r.n)] as const));
+  }
+
+  /** A relation's to-keys of the given from-keys (all times). */
+  async relationTargets(schema: SourceSchema, table: 'likes' | 'follows' | 'boardFollows', froms: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (froms.length === 0) return out;
+    const s = schema[table]!;
+    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${q(s.from)} AS f, ${q(s.to)} AS t FROM ${q(s.table)} WHERE ${q(s.from)} IN (${froms.map(() => '?').join(',')})`, [...froms]);
+    for (const [f, list] of groupBy(rows, (r) => oldIdOf(r.f))) out.set(f, list.map((r) => oldIdOf(r.t)));
+    return out;
   }
 
   /** Rows per key of `column` in `table`, for the given keys: the source's side of a count `--verify` compares. */

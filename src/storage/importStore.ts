@@ -14,7 +14,7 @@ import { decodeId, encodeId, MAX_LOCAL_ID, shardOf } from '../core/ids.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
-import { blobText } from '../core/importSchema.ts';
+import { blobText, type KeyRange } from '../core/importSchema.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 import { sqlString, statementsOf } from './bulkSql.ts';
 import { POSITION_GAP } from './mappingStore.ts';
@@ -363,6 +363,43 @@ export class ImportStore {
       ctx,
     );
     return new Map(rows.map((r) => [String(r.old_id), BigInt(r.new_id as string)]));
+  }
+
+  /**
+   * Every object of one source and type the import made whose old ID is in `range` (old → new), from
+   * the shards' own maps: one statement per host over all its shards. What a deletes pass compares
+   * with the keys the source still has (objects made through the gateway are never in it).
+   */
+  async importedInRange(source: string, type: ObjectType, range: KeyRange, ctx: OpContext = {}): Promise<Map<string, bigint>> {
+    const where = [`source = ${sqlString(source)}`, `type = ${OBJECT_TYPES[type]}`];
+    if (range.after !== null) where.push(`old_id > ${integerList([range.after])}`);
+    if (range.upTo !== null) where.push(`old_id <= ${integerList([range.upTo])}`);
+    const out = new Map<string, bigint>();
+    await Promise.all(
+      [...this.#router.topology.shardsByHost()].map(async ([host, shards]) => {
+        const sql = shards.map((s) => `SELECT old_id, new_id FROM ${shardDatabase(s)}.import_ids WHERE ${where.join(' AND ')}`).join('\nUNION ALL\n');
+        for (const r of await this.#router.query(host, shards, sql, [], ctx)) out.set(String(r.old_id), BigInt(r.new_id as string));
+      }),
+    );
+    return out;
+  }
+
+  /** The whole lists `table` of the given owners (from → to), read from the shards. */
+  async edgesFrom(table: MappingTable, froms: readonly bigint[], ctx: OpContext = {}): Promise<Map<bigint, bigint[]>> {
+    const out = new Map<bigint, bigint[]>();
+    await Promise.all(
+      [...groupBy(froms, (f) => shardOf(f))].map(async ([shard, list]) => {
+        const rows = await this.#router.query(
+          this.#router.writableHostOfShard(shard),
+          [shard],
+          `SELECT from_id, to_id FROM ${shardDatabase(shard)}.${table} WHERE from_id IN (${integerList(list)})`,
+          [],
+          ctx,
+        );
+        for (const [from, edges] of groupBy(rows, (r) => BigInt(r.from_id as string))) out.set(from, edges.map((r) => BigInt(r.to_id as string)));
+      }),
+    );
+    return out;
   }
 
   // The ledger: in the mod shard of the source label.

@@ -77,10 +77,10 @@ function startCli(args: readonly string[]): { child: ChildProcess; done: Promise
 
 const importArgs = (...more: string[]): string[] => ['import', '--from', url, '--chunk-rows', '1000', '--json', ...more];
 
-async function importToEnd(...more: string[]): Promise<{ run: number; read: number; written: number; rejected: number; ms: number; notes: string[] }> {
+async function importToEnd(...more: string[]): Promise<{ run: number; read: number; written: number; rejected: number; deleted: number; ms: number; notes: string[] }> {
   const r = await runCli(workerEnv(), importArgs(...more));
   assert.equal(r.code, 0, `import exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { run: number; read: number; written: number; rejected: number; ms: number; notes: string[] };
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { run: number; read: number; written: number; rejected: number; deleted: number; ms: number; notes: string[] };
 }
 
 // The source: the documented default schema (the benchmark's flat database, plus comments and emails).
@@ -271,7 +271,7 @@ async function expectedState(): Promise<State> {
 }
 
 /** Every row the import wrote into the shards and mod shards, translated to old IDs through the shards' own ID map. */
-async function shardState(): Promise<State & { unmapped: number; maps: number; oldOf: Map<string, string>; newOf: Map<string, bigint> }> {
+async function shardState(): Promise<State & { unmapped: number; maps: number; oldOf: Map<string, string>; newOf: Map<string, bigint>; inactive: string[] }> {
   const oldOf = new Map<string, string>();
   const newOf = new Map<string, bigint>();
   const shards = allShards(env.topology);
@@ -289,13 +289,19 @@ async function shardState(): Promise<State & { unmapped: number; maps: number; o
   const objects: string[] = [];
   const edges: string[] = [];
   const counts: string[] = [];
+  const inactive: string[] = [];
   let unmapped = 0;
   for (const s of shards) {
     for (const type of Object.keys(OBJECT_TABLES) as ObjectType[]) {
       for (const r of await query(s, `SELECT local_id, data, created_at, updated_at FROM ${shardDatabase(s)}.${OBJECT_TABLES[type]}`)) {
         const id = encodeId({ shard: s, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) });
         const { active, ...data } = JSON.parse(String(r.data)) as Record<string, unknown>;
-        assert.equal(active, true, `${type} ${id} is active`);
+        if (active !== true) {
+          // Deleted in the shards as the source deleted it (`--deletes`): compared apart.
+          assert.equal(active, false, `${type} ${id}: active is true or false`);
+          inactive.push(tr(id));
+          continue;
+        }
         for (const k of ['owner_id', 'board_id', 'pinner_id', 'via_pin_id', 'pin_id', 'author_id']) if (typeof data[k] === 'string') data[k] = tr(data[k]);
         if (!oldOf.has(String(id))) unmapped++;
         objects.push(`${tr(id)} ${JSON.stringify(Object.fromEntries(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : 1))))} ${r.created_at} ${r.updated_at}`);
@@ -307,7 +313,8 @@ async function shardState(): Promise<State & { unmapped: number; maps: number; o
         edges.push(`${t} ${tr(r.from_id)} ${tr(r.to_id)} ${r.sequence} ${r.position ?? 'null'}`);
       }
     }
-    for (const r of await query(s, `SELECT id, kind, n FROM ${shardDatabase(s)}.counts`)) counts.push(`${r.kind} ${tr(r.id)} ${r.n}`);
+    // An emptied list may keep a count row of 0 (a cascade's purge); a list with no rows counts 0 either way.
+    for (const r of await query(s, `SELECT id, kind, n FROM ${shardDatabase(s)}.counts WHERE n <> 0`)) counts.push(`${r.kind} ${tr(r.id)} ${r.n}`);
   }
   const lookups: string[] = [];
   for (const [host, mods] of env.topology.modShardsByHost()) {
@@ -315,7 +322,7 @@ async function shardState(): Promise<State & { unmapped: number; maps: number; o
       for (const r of await env.storage.router.query(host, [], `SELECT namespace, lookup_key, id FROM ${modShardDatabase(m)}.lookups`, [])) lookups.push(`${r.namespace} ${r.lookup_key} ${tr(r.id)}`);
     }
   }
-  return { objects: objects.sort(), edges: edges.sort(), counts: counts.sort(), lookups: lookups.sort(), unmapped, maps, oldOf, newOf };
+  return { objects: objects.sort(), edges: edges.sort(), counts: counts.sort(), lookups: lookups.sort(), unmapped, maps, oldOf, newOf, inactive: inactive.sort() };
 }
 
 function assertSameRows(what: string, got: readonly string[], want: readonly string[]): void {
@@ -328,14 +335,24 @@ function assertSameRows(what: string, got: readonly string[], want: readonly str
   assert.equal(g.size, got.length, `${what}: duplicates`);
 }
 
-async function assertImportedExactly(): Promise<Awaited<ReturnType<typeof shardState>>> {
+/**
+ * The shards hold exactly what the source says; `deleted`: the objects (refs) the source deleted
+ * after they were imported, which the shards hold as deleted (inactive, their ID map and lookups
+ * kept, as the product keeps a deleted user's name claimed).
+ */
+async function assertImportedExactly(deleted: ReadonlySet<string> = new Set()): Promise<Awaited<ReturnType<typeof shardState>>> {
   const [want, got] = await Promise.all([expectedState(), shardState()]);
   assert.equal(got.unmapped, 0, 'every object in the shards is in the ID map (no object made twice)');
   assertSameRows('objects', got.objects, want.objects);
-  assert.equal(got.maps, want.objects.length, 'one ID-map row per object');
+  assertSameRows('deleted objects', got.inactive, [...deleted].sort());
+  assert.equal(got.maps, want.objects.length + deleted.size, 'one ID-map row per object');
   assertSameRows('edges', got.edges, want.edges);
   assertSameRows('counts', got.counts, want.counts);
-  assertSameRows('mod-shard lookups', got.lookups, want.lookups);
+  assertSameRows(
+    'mod-shard lookups',
+    got.lookups.filter((l) => !deleted.has(l.split(' ').at(-1)!)),
+    want.lookups,
+  );
   return got;
 }
 
@@ -565,6 +582,83 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     for (const t of s.tables) assert.equal(t.chunksDone, t.chunks, `${t.table} done`);
     const rec = await reconcile(env.storage, allShards(env.topology));
     assert.equal(rec.fixes.length, 0, JSON.stringify(rec.fixes.slice(0, 3)));
+  });
+
+  test('--deletes: rows deleted in the source are deleted in the shards by the product\'s deletes; --verify finds them first, nothing after', async () => {
+    const q = async (sql: string, values: unknown[] = []): Promise<mysql.RowDataPacket[]> => (await src.query<mysql.RowDataPacket[]>(sql, values))[0];
+    const ids = (rows: mysql.RowDataPacket[], k = 'id'): string[] => rows.map((r) => String(r[k]));
+    const list = (xs: readonly string[]): string => (xs.length > 0 ? xs.join(',') : '0');
+    // Kept out of it: the pins the other tests read (edited pins, the pin --verify tampers with) and whose pins others repinned (a foreign key).
+    const kept = list(g.pins.slice(0, 10).map((p) => String(p.id)));
+    const [u] = await q(`SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM pins p WHERE p.pinner_id = u.id)
+      AND EXISTS (SELECT 1 FROM comments c JOIN pins p ON p.id = c.pin_id WHERE c.author_id = u.id AND p.pinner_id <> u.id)
+      AND NOT EXISTS (SELECT 1 FROM pins p JOIN pins r ON r.via_pin_id = p.id WHERE p.pinner_id = u.id)
+      AND NOT EXISTS (SELECT 1 FROM pins p WHERE p.pinner_id = u.id AND p.id IN (${kept})) ORDER BY u.id LIMIT 1`);
+    const user = String(u!.id);
+    const pinsU = ids(await q('SELECT id FROM pins WHERE pinner_id = ?', [user]));
+    const boardsU = ids(await q('SELECT id FROM boards WHERE owner_id = ?', [user]));
+    const [b] = await q(`SELECT b.id FROM boards b WHERE b.owner_id <> ? AND EXISTS (SELECT 1 FROM pins p WHERE p.board_id = b.id)
+      AND NOT EXISTS (SELECT 1 FROM pins p JOIN pins r ON r.via_pin_id = p.id WHERE p.board_id = b.id)
+      AND NOT EXISTS (SELECT 1 FROM pins p WHERE p.board_id = b.id AND p.id IN (${kept})) ORDER BY b.id LIMIT 1`, [user]);
+    const board = String(b!.id);
+    const pinsB = ids(await q('SELECT id FROM pins WHERE board_id = ?', [board]));
+    const [p] = await q(`SELECT p.id FROM pins p WHERE p.pinner_id <> ? AND p.board_id <> ? AND p.id NOT IN (${kept})
+      AND EXISTS (SELECT 1 FROM likes l WHERE l.pin_id = p.id) AND NOT EXISTS (SELECT 1 FROM pins r WHERE r.via_pin_id = p.id) ORDER BY p.id LIMIT 1`, [user, board]);
+    const pin = String(p!.id);
+    const gonePins = list([...pinsU, ...pinsB, pin]);
+    // Rows deleted on their own, away from the objects above (else those objects' deletes would take them).
+    const likes = await q(`SELECT user_id, pin_id FROM likes WHERE user_id <> ? AND pin_id NOT IN (${gonePins}) ORDER BY pin_id DESC, user_id LIMIT 5`, [user]);
+    const follows = await q('SELECT follower_id, followee_id FROM follows WHERE follower_id <> ? AND followee_id <> ? ORDER BY followee_id DESC, follower_id LIMIT 5', [user, user]);
+    const bfs = await q(`SELECT user_id, board_id FROM board_follows WHERE user_id <> ? AND board_id NOT IN (${list([...boardsU, board])}) ORDER BY board_id DESC, user_id LIMIT 3`, [user]);
+    const comments = ids(await q(`SELECT id FROM comments WHERE author_id <> ? AND pin_id NOT IN (${gonePins}) ORDER BY id DESC LIMIT 3`, [user]));
+    // The user's comments on other pins: the product's account delete leaves them, so the comments phase deletes them.
+    const [uc] = await q(`SELECT COUNT(*) AS n FROM comments WHERE author_id = ? AND pin_id NOT IN (${gonePins})`, [user]);
+    assert.deepEqual([likes.length, follows.length, bfs.length, comments.length], [5, 5, 3, 3]);
+    assert.ok(Number(uc!.n) > 0);
+
+    const before = await expectedState();
+    for (const l of likes) await src.query('DELETE FROM likes WHERE user_id = ? AND pin_id = ?', [l.user_id, l.pin_id]);
+    for (const f of follows) await src.query('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?', [f.follower_id, f.followee_id]);
+    for (const f of bfs) await src.query('DELETE FROM board_follows WHERE user_id = ? AND board_id = ?', [f.user_id, f.board_id]);
+    await src.query(`DELETE FROM comments WHERE id IN (${list(comments)})`);
+    // The pin, the board with its pins, the user with everything of theirs, as the source's foreign keys require.
+    await src.query(`DELETE FROM likes WHERE user_id = ? OR pin_id IN (${gonePins})`, [user]);
+    await src.query(`DELETE FROM comments WHERE author_id = ? OR pin_id IN (${gonePins})`, [user]);
+    await src.query('DELETE FROM follows WHERE follower_id = ? OR followee_id = ?', [user, user]);
+    await src.query(`DELETE FROM board_follows WHERE user_id = ? OR board_id IN (${list([...boardsU, board])})`, [user]);
+    await src.query(`DELETE FROM pins WHERE id IN (${gonePins})`);
+    await src.query(`DELETE FROM boards WHERE id IN (${list([...boardsU, board])})`);
+    await src.query('DELETE FROM users WHERE id = ?', [user]);
+    const after = await expectedState();
+    const refOf = (o: string): string => o.split(' ')[0]!;
+    const left = new Set(after.objects.map(refOf));
+    const deleted = new Set(before.objects.map(refOf).filter((r) => !left.has(r)));
+    const objects = [ref('user', user), ...boardsU.map((x) => ref('board', x)), ...pinsU.map((x) => ref('pin', x)), ref('board', board), ...pinsB.map((x) => ref('pin', x)), ref('pin', pin)];
+    assert.deepEqual([...deleted].filter((x) => !x.startsWith('comment:')).sort(), [...new Set(objects)].sort(), 'the source lost exactly these objects, and comments');
+
+    // --verify sees the deleted objects before a pass carries them.
+    const seen = await runCli(workerEnv(), ['import', '--from', url, '--verify', '--json']);
+    assert.equal(seen.code, 1, 'exit 1: the shards hold what the source deleted');
+    const found = JSON.parse(seen.stdout) as { list: { table: string; oldId: string; text: string }[] };
+    for (const [table, oldId] of [['users', user], ['boards', board], ['pins', pin]] as const) {
+      assert.match(found.list.find((d) => d.table === table && d.oldId === oldId)?.text ?? '', /no longer in the source/, `${table} ${oldId} reported`);
+    }
+
+    const r = await importToEnd('--since', 'last', '--deletes');
+    assert.equal(r.rejected, 0, r.notes.join('; '));
+    // Deleted by the pass itself: the user, the board, the pin (their children go with them by the product's cascades),
+    // the user's comments on other pins, the 3 comments, 5 likes, 5 follows and 3 board follows.
+    assert.equal(r.deleted, 3 + Number(uc!.n) + 3 + 5 + 5 + 3);
+    imported = await assertImportedExactly(deleted);
+    const rec = await reconcile(env.storage, allShards(env.topology));
+    assert.equal(rec.fixes.length, 0, JSON.stringify(rec.fixes.slice(0, 3)));
+    const res = await gw!.gql(`{ pin(id: "${imported.newOf.get(ref('pin', pin))}") { id } user(id: "${imported.newOf.get(ref('user', user))}") { id } board(id: "${imported.newOf.get(ref('board', board))}") { id } }`);
+    assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
+    assert.deepEqual(res.body.data, { pin: null, user: null, board: null }, 'the gateway no longer serves them');
+
+    // Again: nothing left to delete, nothing to write.
+    const again = await importToEnd('--since', 'last', '--deletes');
+    assert.deepEqual([again.written, again.deleted], [0, 0]);
   });
 
   test('--verify: 0 differences; then exactly the differences injected into the shards', async () => {
