@@ -10,6 +10,7 @@ import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
+import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
@@ -190,6 +191,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     apqCache: new RedisKeyValueCache(redis),
     log,
     costBudget: { rows: config.maxCost ?? DEFAULT_COST_BUDGET.rows, roundTrips: config.maxRoundTrips ?? DEFAULT_COST_BUDGET.roundTrips },
+    eventsKeptPerKind: Math.max(...Object.values(config.events?.retention ?? DEFAULT_EVENT_RETENTION).map((r) => r.versions)),
     ...(config.introspection !== undefined ? { introspection: config.introspection } : {}),
     ...(config.schemaPrivacy !== undefined ? { schemaPrivacy: config.schemaPrivacy } : {}),
     batching: config.batchedRequests ?? false,

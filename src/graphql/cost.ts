@@ -5,7 +5,10 @@ import {
   getArgumentValues,
   getDirectiveValues,
   getNamedType,
+  getNullableType,
+  isEnumType,
   isInterfaceType,
+  isListType,
   isObjectType,
   type DocumentNode,
   type FieldNode,
@@ -20,6 +23,7 @@ import {
 import { ShardqlError } from '../core/errors.ts';
 import { checkPageSize } from '../core/validate.ts';
 import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
+import { GROUP_ACTORS } from './activity.ts';
 
 /**
  * What an operation may cost before it runs, from its physical plan: every list field reads a
@@ -77,7 +81,15 @@ export interface EstimateInput {
   readonly variables: Readonly<Record<string, unknown>>;
   /** Hosts of the topology in force: one batch is at most one round trip to each. */
   readonly hosts: number;
+  /**
+   * Events kept per kind (the most `versions` of SHARDQL_EVENT_RETENTION): what grouping a page of
+   * notifications may read of each kind asked, whatever its page size. Default 1000.
+   */
+  readonly eventsKeptPerKind?: number;
 }
+
+/** Events kept per kind by default (DEFAULT_EVENT_RETENTION). */
+export const DEFAULT_EVENTS_KEPT_PER_KIND = 1000;
 
 const isConnection = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Connection') && 'edges' in t.getFields();
 const isEdge = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Edge') && 'node' in t.getFields();
@@ -91,6 +103,11 @@ const isEntity = (t: GraphQLNamedType): boolean =>
  */
 export function estimateCost(input: EstimateInput): CostEstimate {
   const { schema, document, variables } = input;
+  const kept = input.eventsKeptPerKind ?? DEFAULT_EVENTS_KEPT_PER_KIND;
+  const kindType = schema.getType('ActivityKind');
+  const allKinds = kindType && isEnumType(kindType) ? kindType.getValues().length : 0;
+  /** Kinds an activity field reads: those asked (once each), else all. */
+  const kindsOf = (args: Record<string, unknown>): number => (Array.isArray(args.kinds) ? new Set(args.kinds).size : allKinds);
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   let rows = 0;
@@ -119,37 +136,56 @@ export function estimateCost(input: EstimateInput): CostEstimate {
   /**
    * `mult`: how many parent objects this selection runs for. `level`: key of the batch that loads
    * these parents' dependents (queries: the depth; mutations: also which mutation, as they run one
-   * after another).
+   * after another). `perList`: the size of a plain list field below (a column of `latestActivity`
+   * holds up to `perKind` events).
    */
-  const walk = (set: SelectionSetNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>): void => {
+  const walk = (set: SelectionSetNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>, perList?: number): void => {
     for (const sel of set.selections) {
       if (!included(sel)) continue;
       if (sel.kind === Kind.INLINE_FRAGMENT) {
         const t = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent;
-        if (t) walk(sel.selectionSet, t, mult, level, seen);
+        if (t) walk(sel.selectionSet, t, mult, level, seen, perList);
         continue;
       }
       if (sel.kind === Kind.FRAGMENT_SPREAD) {
         const f = fragments.get(sel.name.value);
         if (!f || seen.has(f.name.value)) continue;
         const t = schema.getType(f.typeCondition.name.value);
-        if (t) walk(f.selectionSet, t, mult, level, new Set([...seen, f.name.value]));
+        if (t) walk(f.selectionSet, t, mult, level, new Set([...seen, f.name.value]), perList);
         continue;
       }
-      field(sel, parent, mult, level, seen);
+      field(sel, parent, mult, level, seen, perList);
     }
   };
 
-  const field = (node: FieldNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>): void => {
+  const field = (node: FieldNode, parent: GraphQLNamedType, parentMult: number, level: string, seen: ReadonlySet<string>, perList?: number): void => {
     const name = node.name.value;
     if (name.startsWith('__') || !(isObjectType(parent) || isInterfaceType(parent))) return;
     const def = parent.getFields()[name];
     if (!def) return;
     const type = getNamedType(def.type);
     const args = argsOf(def, node);
-    const below = (m: number, l: string): void => {
-      if (node.selectionSet) walk(node.selectionSet, type, m, l, seen);
+    const below = (m: number, l: string, list?: number): void => {
+      if (node.selectionSet) walk(node.selectionSet, type, m, l, seen, list);
     };
+    // A plain list (not a connection) runs its selection once per item: a group's actors (up to
+    // GROUP_ACTORS), a column's events (up to its perKind).
+    let mult = parentMult;
+    if (isListType(getNullableType(def.type)) && name !== 'latestActivity') mult *= parent.name === 'Notification' && name === 'actors' ? GROUP_ACTORS : (perList ?? 1);
+
+    if (name === 'latestActivity') {
+      // The newest perKind events of each kind asked (one statement), then one column per kind.
+      const perKind = args.__unreadable ? 100 : checkPageSize(args.perKind as number | null | undefined, 5);
+      const kinds = kindsOf(args);
+      rows += mult * kinds * perKind;
+      levels.add(`${level}:events`);
+      return below(mult * kinds, level, perKind);
+    }
+    if (name === 'notifications' && isConnection(type)) {
+      // Grouping a page reads every kept event of the kinds asked, whatever the page's size.
+      rows += mult * kindsOf(args) * kept;
+      levels.add(`${level}:events`);
+    }
 
     if (isConnection(type)) {
       const first = args.__unreadable ? 100 : checkPageSize(args.first as number | null | undefined);

@@ -15,6 +15,8 @@ function cost(query: string, variables: Record<string, unknown> = {}, hosts = 2)
   return estimateCost({ schema, document, operation, variables, hosts });
 }
 
+const pick = (c: { rows: number; levels: number }): { rows: number; levels: number } => ({ rows: c.rows, levels: c.levels });
+
 function refusal(fn: () => unknown): ShardqlError {
   try {
     fn();
@@ -61,6 +63,28 @@ describe('Cost: estimated from the physical plan', () => {
     const c = cost('{ homeFeed(first: 10) { edges { node { id } } } }');
     assert.equal(c.rows, 2 * (FEED_MAX_SOURCES + 1) + 2 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * 11 + 3 * 10);
     assert.equal(c.levels, 5);
+  });
+
+  test('latestActivity: perKind events of each kind asked, then each event\'s objects; a column is a plain list', () => {
+    // 1 user; 2 kinds × 4 events read; per event its actor and pin.
+    const q = '{ user(id: "1") { latestActivity(kinds: [LIKE, COMMENT], perKind: 4) { kind events { actor { id } pin { id } } } } }';
+    assert.deepEqual(pick(cost(q)), { rows: 1 + 2 * 4 + 2 * 4 * 2, levels: 3 });
+    // Default: every kind (5), 5 per kind; a kind asked twice counts once.
+    assert.deepEqual(pick(cost('{ user(id: "1") { latestActivity { events { actor { id } } } } }')), { rows: 1 + 5 * 5 + 5 * 5, levels: 3 });
+    assert.deepEqual(pick(cost('{ user(id: "1") { latestActivity(kinds: [LIKE, LIKE], perKind: 2) { events { actor { id } } } } }')), { rows: 1 + 2 + 2, levels: 3 });
+    assert.equal(refusal(() => cost('{ user(id: "1") { latestActivity(perKind: 101) { kind } } }')).code, 'INVALID_ARGUMENT');
+  });
+
+  test('notifications: grouping reads every kept event of the kinds asked, whatever first; each group\'s actors are a list of up to 3', () => {
+    const q = '{ viewer { notifications(first: 10, kinds: [LIKE]) { edges { node { count pin { id } actors { id } } } } } }';
+    // viewer 1; the scan 1 × 1000; the page 11 + 10 (the generic connection charge); per group its pin and 3 actors.
+    assert.deepEqual(pick(cost(q)), { rows: 1 + 1000 + 21 + 10 * (1 + 3), levels: 5 });
+    const document = parse('{ viewer { notifications { edges { node { count } } } } }');
+    const kept = estimateCost({ schema, document, operation: getOperationAST(document)!, variables: {}, hosts: 2, eventsKeptPerKind: 50 });
+    assert.deepEqual(pick(kept), { rows: 1 + 5 * 50 + 41, levels: 4 });
+    // Aliases multiply it: 11 pages of notifications are over the default budget.
+    const many = `{ viewer { ${Array.from({ length: 11 }, (_, i) => `n${i}: notifications(first: 1) { edges { node { count } } }`).join(' ')} } }`;
+    assert.equal(refusal(() => checkCost(cost(many), DEFAULT_COST_BUDGET)).code, 'QUERY_TOO_COMPLEX');
   });
 
   test('mutations run one after another: each its own write and levels', () => {
