@@ -135,4 +135,7 @@ async function deleteChildren(storage: Storage, table: MappingTable, parent: big
     undefined,
     ctx,
   );
+  // A child repin's intent is completed after its run (deferred, as a writer's is): this executor
+  // is the cascade's own, so nothing else would wait for it; the cascade step does.
+  await exec.settled();
 }

@@ -248,7 +248,8 @@ function parentRefs(o: ObjectState): bigint[] {
 
 /** Deletes one object as its parent's cascade would have (a local transaction, then its own cascade). */
 async function deleteObject(storage: Storage, id: bigint, ctx: OpContext): Promise<void> {
-  await new WriteExecutor(storage).run(
+  const exec = new WriteExecutor(storage);
+  await exec.run(
     {
       kind: 'reconcile:delete',
       shard: shardOf(id),
@@ -263,4 +264,5 @@ async function deleteObject(storage: Storage, id: bigint, ctx: OpContext): Promi
     undefined,
     ctx,
   );
+  await exec.settled(); // a repin's intent completion is deferred; this executor is ours alone
 }
