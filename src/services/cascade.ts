@@ -6,6 +6,7 @@ import type { IntentStep } from '../storage/intentLog.ts';
 import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
+import { dropNotified } from './notified.ts';
 import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
 
 /**
@@ -98,6 +99,8 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
           targets.filter((_, i) => !changed[i]).map((to) => listCacheKey(reverse, to)),
           ctx,
         );
+        // A deleted account's likes and follows no longer count in their owners' notifications.
+        await dropNotified(storage, targets.map((to) => ({ table: reverse, from: to })), ctx);
       } else if (role === 'child') {
         await deleteChildren(storage, table, id, targets, ctx);
       }

@@ -14,6 +14,7 @@ import type { OpContext } from '../storage/sqlStats.ts';
 import { parentEdges, purge } from './cascade.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
 import { DeferredCompletions, type DeferredCompletionOptions } from './deferredCompletions.ts';
+import { dropNotified, notifiedKeys } from './notified.ts';
 
 /** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
 export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
@@ -227,10 +228,13 @@ export class WriteExecutor {
         i > 0 && step.kind === 'appendEvent' && local!.appended(step.source) && shardOf(BigInt(step.event.user)) === shardOf(known.change.from) ? [i] : [],
       );
       const events = along.map((i) => decodeEvent((out.steps[i] as Extract<IntentStep, { kind: 'appendEvent' }>).event));
+      // A repin deleted: its REPIN no longer counts in the original's owner's notifications (an
+      // added one comes with its event, whose append drops them).
+      const unnotified = known.change.op === 'remove' ? await notifiedKeys(this.#storage, [known.change], ctx).catch(() => []) : [];
       await this.#storage.mappings.applyAlong(
         known.change,
         events.flatMap((e) => this.#storage.events.appendPart(e).statements),
-        this.#storage.events.keysOf(events),
+        [...this.#storage.events.keysOf(events), ...unnotified],
         ctx,
       );
       await this.#fault('after-step-0', plan.kind, idem);
@@ -567,6 +571,7 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       const reverse = reverseOf(table);
       if (!reverse) throw new Error(`${table} has no reverse table`);
       await syncReverse(storage, table, reverse, BigInt(step.from), BigInt(step.to), ctx);
+      await dropNotified(storage, [{ table: reverse, from: BigInt(step.to) }], ctx);
       return;
     }
     case 'purge':
@@ -583,6 +588,7 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
           : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
       };
       await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
+      await dropNotified(storage, [{ table: 'pin_repinned_as_pins', from: original }], ctx);
       return;
     }
     case 'invalidate':

@@ -444,4 +444,38 @@ describe('Notifications and activity through the gateway', () => {
     assert.equal(group.node.count, target.count - 1, 'the unliked like no longer counts');
     assert.ok(!group.node.actors.some((a: any) => a.username === liker.data.username), 'nor shows its actor');
   });
+
+  test('a deleted account\'s likes and follows and a deleted repin stop counting at once, cached page or not', async () => {
+    const owner = await user('d_owner');
+    const board = await writes.createBoard(owner.id, { name: 'd' });
+    const pin = await writes.createPin(owner.id, board.id, { title: 'd' });
+    const [gone, repinner, stays] = [await user('d_gone'), await user('d_repinner'), await user('d_stays')];
+    await writes.likePin(gone.id, pin.id);
+    await writes.followUser(gone.id, owner.id);
+    await writes.followBoard(gone.id, board.id);
+    await writes.likePin(repinner.id, pin.id);
+    const theirs = await writes.createBoard(repinner.id, { name: 'saved' });
+    const repin = await writes.repin(repinner.id, pin.id, theirs.id);
+    await writes.likePin(stays.id, pin.id);
+    const token = await gw.token(owner.id);
+    const read = async () => {
+      const r = await gw.gql(NOTIFICATIONS, { first: 10 }, { token });
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+      const groups = r.body.data.viewer.notifications.edges.map((e: any) => `${e.node.kind} ${e.node.count} ${e.node.actors.map((a: any) => a.username.replace(/[0-9]+$/, '')).join(',')}`);
+      return { groups: groups.sort(), sql: r.body.extensions.cost.sqlRoundTrips as number };
+    };
+    const before = await read();
+    assert.deepEqual(before.groups, ['FOLLOW_BOARD 1 d_gone', 'FOLLOW_USER 1 d_gone', 'LIKE 3 d_stays,d_repinner,d_gone', 'REPIN 1 d_repinner']);
+    assert.equal((await read()).sql, 0, 'the page is cached');
+
+    const as = async (who: StoredObject, mutation: string) => {
+      const r = await gw.gql(`mutation { ${mutation} { deleted } }`, {}, { token: await gw.token(who.id) });
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+    };
+    await as(gone, 'deleteViewer');
+    assert.deepEqual((await read()).groups, ['LIKE 2 d_stays,d_repinner', 'REPIN 1 d_repinner'], 'the account\'s like and follows are gone');
+    assert.equal((await read()).sql, 0, 'cached again');
+    await as(repinner, `deletePin(id: "${formatId(repin.id)}")`);
+    assert.deepEqual((await read()).groups, ['LIKE 2 d_stays,d_repinner'], 'the repin is gone');
+  });
 });
