@@ -1,111 +1,106 @@
 /**
  * `shardql import` as jobs: the CLI records a pass's plan in the ledger and enqueues one
- * `import.chunk` job per chunk of the current phase; any number of `shardql worker` processes run
- * them (the scripting farm). A chunk is idempotent (src/services/importer.ts): a worker killed in
- * the middle of one leaves it to run again, and the second run finishes it exactly once.
+ * `import.chunk` job per chunk of the current phase (then, with `--deletes`, one `import.deletes`
+ * job per key range); any number of `shardql worker` processes run them (the scripting farm). A
+ * chunk is idempotent (src/services/importer.ts): a worker killed in the middle of one leaves it to
+ * run again, and the second run finishes it exactly once.
  */
-import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type SourceTable } from '../../core/importSchema.ts';
-import { deleteChunk, importChunk, parsePlan, type DeleteTable } from '../../services/importer.ts';
+import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type KeyRange, type SourceTable } from '../../core/importSchema.ts';
+import { DELETE_PHASES, deleteChunk, importChunk, parsePlan, type ChunkOutcome, type DeleteTable, type ImportPlan } from '../../services/importer.ts';
 import { ProductWrites } from '../../services/writes.ts';
-import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping } from '../jobKind.ts';
+import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping, type JobContext, type JobKind } from '../jobKind.ts';
 
-export interface ImportChunkPayload {
-  /** The source label. */
+/** One chunk of a pass: the source label, the pass, the table and the chunk's index in the plan. */
+export interface PassChunkPayload<T extends string> {
   readonly source: string;
   readonly run: number;
-  readonly table: SourceTable;
+  readonly table: T;
   readonly index: number;
 }
 
-export const importChunkJob = defineJob<ImportChunkPayload>({
-  queue: 'import',
+export type ImportChunkPayload = PassChunkPayload<SourceTable>;
+export type ImportDeletesPayload = PassChunkPayload<DeleteTable>;
+
+/**
+ * A job kind that runs one chunk of a pass recorded in the ledger: skipped if the ledger has it
+ * done, else run and recorded done with its outcome. One job per chunk of a pass: enqueued again (a
+ * re-run of the CLI) while it is kept, it is not added twice.
+ */
+function passChunkJob<T extends string>(spec: {
+  readonly kind: string;
+  readonly summary: string;
+  readonly tables: readonly T[];
+  /** The chunk's name in the ledger, and the part of its job ID after the pass (no ':': BullMQ refuses it in IDs). */
+  readonly name: (table: T, index: number) => string;
+  readonly idPart: (table: T, index: number) => string;
+  readonly chunkOf: (plan: ImportPlan, table: T, index: number) => { readonly range: KeyRange } | undefined;
+  readonly run: (ctx: JobContext, plan: ImportPlan, table: T, range: KeyRange) => Promise<ChunkOutcome>;
+}): JobKind<PassChunkPayload<T>> {
+  return defineJob<PassChunkPayload<T>>({
+    queue: 'import',
+    summary: spec.summary,
+    encode: (p) => ({ source: p.source, run: p.run, table: p.table, index: p.index }),
+    decode: (data) => {
+      const o = objectOf(data, spec.kind);
+      const table = stringField(o, 'table', /^[A-Za-z]{1,20}$/);
+      if (!(spec.tables as readonly string[]).includes(table)) throw new JobPayloadError(`table: expected one of ${spec.tables.join(', ')}, got ${JSON.stringify(table)}`);
+      return { source: stringField(o, 'source', SOURCE_LABEL), run: intField(o, 'run', 1, 2 ** 31), table: table as T, index: intField(o, 'index', 0, 10_000_000) };
+    },
+    jobId: (p) => `import-${p.source}-${p.run}-${spec.idPart(p.table, p.index)}`,
+    async handle(p, ctx) {
+      const name = spec.name(p.table, p.index);
+      if (await ctx.storage.imports.chunkRecord(p.source, p.run, name)) return { read: 0, written: 0, rejected: 0, skipped: true };
+      const run = await ctx.storage.imports.run(p.source, p.run);
+      if (!run) throw new JobPayloadError(`no import run ${p.run} of ${p.source} in the ledger`);
+      const plan = parsePlan(run.plan);
+      const chunk = spec.chunkOf(plan, p.table, p.index);
+      if (!chunk) throw new JobPayloadError(`import run ${p.run} of ${p.source} has no chunk ${name}`);
+      throwIfStopping(ctx);
+      const startedAt = Date.now();
+      const outcome = await spec.run(ctx, plan, p.table, chunk.range);
+      await ctx.storage.imports.chunkDone(p.source, p.run, {
+        chunk: name,
+        rowsRead: outcome.read,
+        rowsWritten: outcome.written,
+        rejected: outcome.rejected,
+        notes: outcome.notes.join('\n'),
+        worker: ctx.worker,
+        startedAt,
+        finishedAt: Date.now(),
+      });
+      if (outcome.rejected > 0) ctx.log('import_rejected', { chunk: name, rejected: outcome.rejected, notes: outcome.notes.slice(0, 5) });
+      return { read: outcome.read, written: outcome.written, rejected: outcome.rejected, skipped: false };
+    },
+  });
+}
+
+export const importChunkJob = passChunkJob<SourceTable>({
+  kind: 'import.chunk',
   summary: 'import one chunk of an unsharded database (shardql import)',
-  encode: (p) => ({ source: p.source, run: p.run, table: p.table, index: p.index }),
-  decode: (data) => {
-    const o = objectOf(data, 'import.chunk');
-    const table = stringField(o, 'table', /^[A-Za-z]{1,20}$/);
-    if (!(SOURCE_TABLES as readonly string[]).includes(table)) throw new JobPayloadError(`table: expected one of ${SOURCE_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
-    return { source: stringField(o, 'source', SOURCE_LABEL), run: intField(o, 'run', 1, 2 ** 31), table: table as SourceTable, index: intField(o, 'index', 0, 10_000_000) };
-  },
-  // One job per chunk of a pass: enqueued again (a re-run of the CLI) while it is kept, it is not added twice.
-  jobId: (p) => `import-${p.source}-${p.run}-${chunkName(p.table, p.index)}`,
-  async handle(p, ctx) {
-    const name = chunkName(p.table, p.index);
-    if (await ctx.storage.imports.chunkRecord(p.source, p.run, name)) return { read: 0, written: 0, rejected: 0, skipped: true };
-    const run = await ctx.storage.imports.run(p.source, p.run);
-    if (!run) throw new JobPayloadError(`no import run ${p.run} of ${p.source} in the ledger`);
-    const plan = parsePlan(run.plan);
-    const chunk = plan.chunks[p.table]?.[p.index];
-    if (!chunk) throw new JobPayloadError(`import run ${p.run} of ${p.source} has no chunk ${name}`);
-    throwIfStopping(ctx);
-    const startedAt = Date.now();
-    const outcome = await importChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan }, p.table, chunk.range);
-    await ctx.storage.imports.chunkDone(p.source, p.run, {
-      chunk: name,
-      rowsRead: outcome.read,
-      rowsWritten: outcome.written,
-      rejected: outcome.rejected,
-      notes: outcome.notes.join('\n'),
-      worker: ctx.worker,
-      startedAt,
-      finishedAt: Date.now(),
-    });
-    if (outcome.rejected > 0) ctx.log('import_rejected', { chunk: name, rejected: outcome.rejected, notes: outcome.notes.slice(0, 5) });
-    return { read: outcome.read, written: outcome.written, rejected: outcome.rejected, skipped: false };
-  },
+  tables: SOURCE_TABLES,
+  name: chunkName,
+  idPart: chunkName,
+  chunkOf: (plan, table, index) => plan.chunks[table]?.[index],
+  run: (ctx, plan, table, range) => importChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan }, table, range),
 });
-
-export interface ImportDeletesPayload {
-  readonly source: string;
-  readonly run: number;
-  readonly table: DeleteTable;
-  readonly index: number;
-}
-
-const DELETE_TABLES: readonly DeleteTable[] = ['users', 'boards', 'pins', 'comments', 'likes', 'follows', 'boardFollows'];
 
 /** The ledger's name of a deletes chunk (apart from the pass's import chunks). */
 export const deletesChunkName = (table: DeleteTable, index: number): string => `deletes:${table}.${index}`;
 
 /** One key range of a deletes pass (`shardql import --deletes`): the source's deletes carried into the shards by the product's own deletes. */
-export const importDeletesJob = defineJob<ImportDeletesPayload>({
-  queue: 'import',
+export const importDeletesJob = passChunkJob<DeleteTable>({
+  kind: 'import.deletes',
   summary: 'carry the source deletes of one key range into the shards (shardql import --deletes)',
-  encode: (p) => ({ source: p.source, run: p.run, table: p.table, index: p.index }),
-  decode: (data) => {
-    const o = objectOf(data, 'import.deletes');
-    const table = stringField(o, 'table', /^[A-Za-z]{1,20}$/);
-    if (!(DELETE_TABLES as readonly string[]).includes(table)) throw new JobPayloadError(`table: expected one of ${DELETE_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
-    return { source: stringField(o, 'source', SOURCE_LABEL), run: intField(o, 'run', 1, 2 ** 31), table: table as DeleteTable, index: intField(o, 'index', 0, 10_000_000) };
-  },
-  jobId: (p) => `import-${p.source}-${p.run}-deletes-${p.table}.${p.index}`,
-  async handle(p, ctx) {
-    const name = deletesChunkName(p.table, p.index);
-    if (await ctx.storage.imports.chunkRecord(p.source, p.run, name)) return { read: 0, written: 0, rejected: 0, skipped: true };
-    const run = await ctx.storage.imports.run(p.source, p.run);
-    if (!run) throw new JobPayloadError(`no import run ${p.run} of ${p.source} in the ledger`);
-    const plan = parsePlan(run.plan);
-    const chunk = plan.deletes?.[p.table]?.[p.index];
-    if (!chunk) throw new JobPayloadError(`import run ${p.run} of ${p.source} has no chunk ${name}`);
-    throwIfStopping(ctx);
-    const startedAt = Date.now();
+  tables: DELETE_PHASES.flat(),
+  name: deletesChunkName,
+  idPart: (table, index) => `deletes-${table}.${index}`,
+  chunkOf: (plan, table, index) => plan.deletes?.[table]?.[index],
+  async run(ctx, plan, table, range) {
     const writes = new ProductWrites({ storage: ctx.storage, topology: () => ctx.topology(), jobs: ctx.jobs, log: ctx.log });
-    let outcome;
     try {
-      outcome = await deleteChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan, writes }, p.table, chunk.range);
+      return await deleteChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan, writes }, table, range);
     } finally {
-      await writes.settled();
+      await writes.settled(); // the unlikes' intent completions, deferred, are this job's to finish
     }
-    await ctx.storage.imports.chunkDone(p.source, p.run, {
-      chunk: name,
-      rowsRead: outcome.read,
-      rowsWritten: outcome.written,
-      rejected: outcome.rejected,
-      notes: outcome.notes.join('\n'),
-      worker: ctx.worker,
-      startedAt,
-      finishedAt: Date.now(),
-    });
-    return { read: outcome.read, written: outcome.written, rejected: 0, skipped: false };
   },
 });
