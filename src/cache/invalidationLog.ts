@@ -28,8 +28,14 @@ import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts'
  * log lives on one primary: it is one ordered log, read by one call per request. A flush of Redis
  * (new epoch) or a gateway that fell behind the retained entries (a gap) empties that gateway's L1.
  * While Redis is unreachable no barrier succeeds and requests read L2 and MySQL only.
+ *
+ * A restarted Redis also starts a new epoch, even when it comes back with its data (an append-only
+ * file): while it was down, writes were acknowledged whose appends failed (their keys wait in the
+ * writers' outboxes for a repair pass), so no gateway may trust its L1 across the restart. The
+ * barrier compares the server's `run_id` (new at every start) with the one the epoch was made
+ * under (`run`), and makes a fresh epoch when they differ.
  */
-const KEYS = ['shardql:{inv}:epoch', 'shardql:{inv}:seq', 'shardql:{inv}:log', 'shardql:{inv}:unshared'] as const;
+const KEYS = ['shardql:{inv}:epoch', 'shardql:{inv}:seq', 'shardql:{inv}:log', 'shardql:{inv}:unshared', 'shardql:{inv}:run'] as const;
 
 /**
  * ARGV: entry, kept entries, fresh epoch, then the keys whose shared layer (memcached, Redis
@@ -45,10 +51,12 @@ for i = 4, #ARGV do redis.call('ZADD', KEYS[4], seq, ARGV[i]) end
 return seq`;
 
 const BARRIER = `
+local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 local epoch = redis.call('GET', KEYS[1])
-if not epoch then
+if not epoch or redis.call('GET', KEYS[5]) ~= run then
   epoch = ARGV[3]
   redis.call('SET', KEYS[1], epoch)
+  redis.call('SET', KEYS[5], run)
 end
 local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
 local last = tonumber(ARGV[1])
@@ -99,6 +107,7 @@ type Scripted = RedisClient & {
     k2: string,
     k3: string,
     k4: string,
+    k5: string,
     last: number,
     epoch: string,
     fresh: string,
@@ -142,7 +151,7 @@ export class InvalidationLog {
     this.#maxUnshared = opts.maxUnshared ?? 10_000;
     this.near = new NearCache(opts.near);
     opts.redis.defineCommand('shardqlInvAppend', { numberOfKeys: 4, lua: APPEND });
-    opts.redis.defineCommand('shardqlInvBarrier', { numberOfKeys: 4, lua: BARRIER });
+    opts.redis.defineCommand('shardqlInvBarrier', { numberOfKeys: 5, lua: BARRIER });
     opts.redis.defineCommand('shardqlInvForget', { numberOfKeys: 1, lua: FORGET });
   }
 
@@ -170,7 +179,7 @@ export class InvalidationLog {
         for (const k of unshared) this.#pendingUnshared.delete(k);
       }
       const [epoch, seq, ok, entries] = await withTimeout(
-        this.#redis.shardqlInvBarrier(KEYS[0], KEYS[1], KEYS[2], KEYS[3], this.near.applied, this.#epoch, this.#candidate, this.#maxUnshared),
+        this.#redis.shardqlInvBarrier(KEYS[0], KEYS[1], KEYS[2], KEYS[3], KEYS[4], this.near.applied, this.#epoch, this.#candidate, this.#maxUnshared),
         this.#timeoutMs,
       );
       if (epoch === this.#candidate) this.#candidate = newEpoch();

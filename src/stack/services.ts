@@ -16,8 +16,14 @@ const makeDir = async (dir: string): Promise<void> => {
 };
 
 /**
- * A redis-server, cache only (no persistence). `cluster`: a Redis Cluster node on its own bus port;
- * it keeps its node ID and slots in nodes.conf (in its data dir), so a restarted node rejoins.
+ * A redis-server with an append-only file fsynced before each reply (`appendfsync always`): besides
+ * caches, Redis holds the job queues (an enqueued fan-out is the only record that a pin must still
+ * reach its followers' stored feeds) and the stored feeds, so a killed or restarted Redis must come
+ * back with everything it acknowledged. (`everysec` would not do: with an fsync in progress Redis
+ * may postpone writing the file for up to 2 s while it goes on replying, and a killed server loses
+ * those replies' writes.) No RDB snapshots (`--save ""`): the AOF is the record. `cluster`: a
+ * Redis Cluster node on its own bus port; it keeps its node ID and slots in nodes.conf (in its data
+ * dir), so a restarted node rejoins.
  */
 function redisServerService(stackDir: string, name: string, endpoint: { host: string; port: number }, cluster?: { busPort: number }): ServiceSpec {
   const { host, port } = endpoint;
@@ -36,7 +42,8 @@ function redisServerService(stackDir: string, name: string, endpoint: { host: st
       '--port', String(port),
       '--bind', host,
       '--save', '',
-      '--appendonly', 'no',
+      '--appendonly', 'yes',
+      '--appendfsync', 'always',
       '--daemonize', 'no',
       '--dir', dataDir,
       '--pidfile', paths.pidFile,

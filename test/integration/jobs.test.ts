@@ -18,6 +18,7 @@ import { ProductWrites } from '../../src/services/writes.ts';
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
+import { startService, stopService } from '../../src/stack/localStack.ts';
 
 const PREFIX = 'shardql-test-jobs';
 const TOPOLOGY_KEY = '/shardql-test/jobs/topology';
@@ -284,5 +285,20 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
     } finally {
       await gateway.stop();
     }
+  });
+
+  test('a waiting job survives Redis killed with SIGKILL and restarted (its append-only file is fsynced before each reply); a worker then runs it once', async () => {
+    killWorkers();
+    await Promise.all(workers.map((w) => w.exited));
+    await queue.enqueue('probe.feed', { tag: 'durable' });
+    assert.equal(await queue.queue('feed').getJobState('probe-durable'), 'waiting');
+    await stopService(env.stack.dir, 'redis', 'SIGKILL');
+    await startService(env.stack.dir, 'redis');
+    // The clients reconnect by themselves; the job is there, and runs.
+    const w = await worker();
+    const job = await jobIn('feed', 'probe-durable', 'completed', 30_000);
+    assert.deepEqual(job.returnvalue, { tag: 'durable', worker: w.name });
+    assert.equal((await starts('durable')).length, 1, 'one run');
+    assert.equal((await effects()).filter((e) => e === 'durable').length, 1, 'one effect');
   });
 });

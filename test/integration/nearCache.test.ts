@@ -177,6 +177,25 @@ describe('Cache: the in-process layer (L1)', () => {
     assert.ok(hits > 0, 'L1 serves again once Redis is back');
   });
 
+  test('a Redis killed and restarted with its data (append-only file) starts a new epoch: what was written while it was down shows on every gateway', async () => {
+    const NAME = 'query($b: ID!) { board(id: $b) { name } }';
+    const before = (await read(b, NAME)).data.board.name;
+    assert.ok((await read(b, NAME)).cost.cache.local.hits > 0, "B's memory holds the board");
+    const seqBefore = Number(await redis.get('shardql:{inv}:seq'));
+    await stopService(env.stack.dir, 'redis', 'SIGKILL');
+    try {
+      // Acknowledged while the log cannot be written: memcached is invalidated, the keys go to the outbox.
+      const w = await a.gql('mutation($b: ID!) { updateBoard(id: $b, input: { name: "while redis was down" }) { name } }', { b: board }, { token });
+      assert.equal(w.body.errors, undefined, JSON.stringify(w.body.errors));
+      assert.notEqual(before, 'while redis was down');
+    } finally {
+      await startService(env.stack.dir, 'redis');
+    }
+    // The log came back as it was (nothing appended for that write), so only the restart tells B.
+    assert.equal(Number(await redis.get('shardql:{inv}:seq')), seqBefore, 'the log survived the restart unchanged');
+    assert.equal((await read(b, NAME)).data.board.name, 'while redis was down');
+  });
+
   test('a reconcile run outside any gateway (the CLI) shows on the next read of every gateway', async () => {
     const COUNT = 'query($b: ID!) { board(id: $b) { pinCount } }';
     const truth = (await read(b, COUNT)).data.board.pinCount;

@@ -190,6 +190,36 @@ describe('local stack (2 hosts + replicas)', () => {
     assert.deepEqual(await pids(dir), before);
   });
 
+  test('redis keeps what it acknowledged through a SIGKILL (append-only file): job queues and stored feeds are not caches', async () => {
+    const connect = async (): Promise<Redis> => {
+      const r = new Redis({ host: info.redis.host, port: info.redis.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+      await r.connect();
+      return r;
+    };
+    const before = await connect();
+    const marker = `persist-${process.pid}-${Date.now()}`;
+    try {
+      // As BullMQ and the feeds write: a list, a hash, a sorted set, through a script too.
+      await before.lpush(`${marker}:wait`, 'job-1', 'job-2');
+      await before.hset(`${marker}:job-1`, 'data', '{"pin":"1"}');
+      await before.eval("return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])", 1, `${marker}:feed`, '5', 'pin-5');
+    } finally {
+      before.disconnect();
+    }
+    await stopService(dir, 'redis', 'SIGKILL');
+    await startService(dir, 'redis');
+    const after = await connect();
+    try {
+      assert.deepEqual(
+        [await after.lrange(`${marker}:wait`, 0, -1), await after.hget(`${marker}:job-1`, 'data'), await after.zscore(`${marker}:feed`, 'pin-5')],
+        [['job-2', 'job-1'], '{"pin":"1"}', '5'],
+      );
+      assert.equal((await after.config('GET', 'appendonly'))[1], 'yes');
+    } finally {
+      after.disconnect();
+    }
+  });
+
   test('after stopService(redis), up restarts only redis', async () => {
     const before = await pids(dir);
     await stopService(dir, 'redis');
