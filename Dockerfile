@@ -8,6 +8,8 @@ WORKDIR /app
 # Dependencies first, so editing the source does not reinstall them. All of them: tsx, which runs
 # the source, is a devDependency. (NODE_ENV=production would make `npm ci` leave it out.)
 COPY package.json package-lock.json ./
+# npm ci runs the postinstall patch of installed packages (scripts/patch-deps.mjs).
+COPY scripts/patch-deps.mjs scripts/
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 
 COPY . .

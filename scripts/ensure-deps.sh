@@ -21,6 +21,9 @@ if [[ ! -d node_modules || ! -f $marker || package-lock.json -nt $marker ]]; the
   # npm does not rewrite its marker when nothing changed: record that node_modules is current.
   [[ -f $marker ]] && touch "$marker"
 fi
+# Patches to installed packages (see scripts/patch-deps.mjs); also for a node_modules installed
+# before a patch was added. Quiet and quick when they are in place.
+node scripts/patch-deps.mjs
 
 # --- server binaries --------------------------------------------------------------------------
 PACKAGES=(mariadb-server redis-server memcached etcd-server chromium)

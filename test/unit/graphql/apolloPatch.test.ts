@@ -1,0 +1,47 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HeaderMap } from '@apollo/server';
+import { APOLLO_PATCH_MARK, apolloGatewayPatched } from '../../../src/graphql/apolloPatch.ts';
+
+/**
+ * scripts/patch-deps.mjs changes how @apollo/server builds the request context a gateway executor
+ * gets: `response.http.status` from a class's accessors instead of a getter/setter literal (which
+ * made a new V8 map per request, and every request's state survive its scavenges). Checked here:
+ * the patch is installed (ESM and CommonJS builds), and the object behaves as Apollo's did.
+ */
+const dist = join(dirname(fileURLToPath(import.meta.resolve('@apollo/server'))), '..');
+const file = (kind: 'esm' | 'cjs'): string => join(dist, kind, 'utils/makeGatewayGraphQLRequestContext.js');
+
+describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
+  test('is installed in both builds, and the gateway sees it', () => {
+    for (const kind of ['esm', 'cjs'] as const) assert.ok(readFileSync(file(kind), 'utf8').includes(APOLLO_PATCH_MARK), `${kind} build patched`);
+    assert.equal(apolloGatewayPatched(), true);
+  });
+
+  test("response.http reads and writes Apollo's response like the original, with no accessor of its own", async () => {
+    const { makeGatewayGraphQLRequestContext } = (await import(file('esm'))) as {
+      makeGatewayGraphQLRequestContext: (rc: unknown, server: unknown, internals: unknown) => { response: { http: { status?: number; headers: { get(k: string): string | null; set(k: string, v: string): void } } } };
+    };
+    const make = () => {
+      const apolloResponse = { http: { status: undefined as number | undefined, headers: new HeaderMap([['x-a', '1']]) } };
+      const rc = { request: { query: '{ a }', http: { method: 'POST', search: '', headers: new HeaderMap() } }, response: apolloResponse, contextValue: {} };
+      return { apolloResponse, gateway: makeGatewayGraphQLRequestContext(rc, { logger: console, cache: undefined }, { includeStacktraceInErrorResponses: false }) };
+    };
+    const one = make();
+    const two = make();
+    assert.equal(one.gateway.response.http.status, undefined);
+    one.gateway.response.http.status = 418;
+    assert.deepEqual([one.apolloResponse.http.status, one.gateway.response.http.status, two.apolloResponse.http.status], [418, 418, undefined]);
+    one.apolloResponse.http.status = 200;
+    assert.equal(one.gateway.response.http.status, 200);
+    assert.equal(one.gateway.response.http.headers.get('x-a'), '1');
+    one.gateway.response.http.headers.set('x-b', '2');
+    assert.equal(one.apolloResponse.http.headers.get('x-b'), '2');
+    // The point of the patch: the accessor lives on a shared prototype, not on each request's object.
+    assert.equal(Object.getOwnPropertyDescriptor(one.gateway.response.http, 'status'), undefined);
+    assert.equal(Object.getPrototypeOf(one.gateway.response.http), Object.getPrototypeOf(two.gateway.response.http));
+  });
+});
