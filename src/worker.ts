@@ -21,6 +21,7 @@ import type { Log } from './log.ts';
 import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
+import { faultAt } from './services/testFaults.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
 import { TopologyWatcher } from './topology/topologyWatcher.ts';
 
@@ -94,6 +95,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     importSources: sources,
     topology: () => current,
     jobs,
+    ...(config.testFault ? { writeFaults: faultAt(config.testFault) } : {}),
     feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
       pageSize: workerConfig.fanoutPage,
       // Test jobs only: a fan-out waits between pages while the test holds it (to kill its worker midway).

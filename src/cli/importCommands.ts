@@ -27,6 +27,7 @@ import { JobQueue } from '../jobs/jobQueue.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
 import { DELETE_PHASES, parsePlan, verifyChunk, type DeleteTable, type Difference, type ImportPlan } from '../services/importer.ts';
 import { deletesChunkName } from '../jobs/kinds/import.ts';
+import { repairIntents } from '../services/repair.ts';
 import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';
 import { ImportSource, parseSourceUrl, sourceUrl, type SourceLocation } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
@@ -416,6 +417,13 @@ const importCommand: Command = {
           }
           const plan = parsePlan(run.plan);
           await withJobQueue(config, (queue) => drive(ctx, storage, queue, run, plan, json));
+          // A worker killed inside one of the product's deletes leaves that write's intent behind, and the
+          // chunk's next run skips the object (deleted already): the pass completes what crashes left, as
+          // the gateways' repair pass would a few seconds later, before it says it is done.
+          const repaired = plan.deletes
+            ? await withJobQueue(config, (jobs) => withStorage(config, topology, (s) => repairIntents(s, topology, { minAgeMs: 0, jobs }), 4, { caches: true }))
+            : { completed: 0, failed: 0 };
+          if (repaired.failed > 0) throw new CliError(`${repaired.failed} interrupted writes could not be completed; run shardql repair, then this command again`);
           await storage.imports.finishRun(run.source, run.run);
           const done = await storage.imports.chunks(run.source, run.run);
           const progress = progressOf(plan, done, Date.now());
@@ -425,10 +433,10 @@ const importCommand: Command = {
           const ms = Number.isFinite(first) ? last - first : 0;
           const notes = [...done.values()].flatMap((c) => (c.notes === '' ? [] : c.notes.split('\n'))).slice(0, 50);
           if (json) {
-            println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), deleted: deletedSoFar(done), ms, tables: progress, notes }));
+            println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), deleted: deletedSoFar(done), repaired: repaired.completed, ms, tables: progress, notes }));
           } else {
             for (const note of notes) println(ctx.stdout, `rejected: ${note}`);
-            println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)${plan.deletes ? `; ${n(deletedSoFar(done))} objects and edges deleted as the source deleted them` : ''}`);
+            println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)${plan.deletes ? `; ${n(deletedSoFar(done))} objects and edges deleted as the source deleted them${repaired.completed > 0 ? `, ${n(repaired.completed)} interrupted deletes completed` : ''}` : ''}`);
           }
           return 0;
         },

@@ -7,6 +7,7 @@
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import type { FeedWrites } from '../services/feeds.ts';
+import type { FaultHook } from '../services/writeExecutor.ts';
 import type { ImportSources } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import type { QueueName } from './queues.ts';
@@ -25,6 +26,8 @@ export interface JobContext {
   readonly jobs: BackgroundJobs;
   /** The stored home feeds (undefined: this worker has none configured). */
   readonly feeds: FeedWrites | undefined;
+  /** Tests only (SHARDQL_TEST_FAULT): crashes this worker at a step boundary of the product writes its jobs make. */
+  readonly writeFaults?: FaultHook;
   readonly log: (event: string, fields?: Record<string, unknown>) => void;
   /**
    * Aborted when the worker is asked to stop (SIGTERM). A long handler checks it at safe points

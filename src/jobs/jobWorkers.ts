@@ -19,6 +19,7 @@ import type { RedisClient } from '../redis/redisClient.ts';
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import type { FeedWrites } from '../services/feeds.ts';
+import type { FaultHook } from '../services/writeExecutor.ts';
 import type { ImportSources } from '../storage/importSource.ts';
 import type { Storage } from '../storage/index.ts';
 import { JobInterrupted, type JobContext, type JobRegistry, type JsonObject } from './jobKind.ts';
@@ -43,6 +44,8 @@ export interface JobWorkersOptions {
   readonly jobs: BackgroundJobs;
   /** The stored home feeds the feed jobs write. */
   readonly feeds?: FeedWrites | undefined;
+  /** Tests only: see JobContext.writeFaults. */
+  readonly writeFaults?: FaultHook;
   readonly log: (event: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -105,6 +108,7 @@ export class JobWorkers {
       topology: this.#opts.topology,
       jobs: this.#opts.jobs,
       feeds: this.#opts.feeds,
+      ...(this.#opts.writeFaults ? { writeFaults: this.#opts.writeFaults } : {}),
       log: (event, fields) => this.#opts.log(event, { kind: job.name, id: job.id, ...fields }),
       signal: this.#stopping.signal,
       jobId: job.id ?? '',

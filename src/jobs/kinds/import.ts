@@ -96,7 +96,7 @@ export const importDeletesJob = passChunkJob<DeleteTable>({
   idPart: (table, index) => `deletes-${table}.${index}`,
   chunkOf: (plan, table, index) => plan.deletes?.[table]?.[index],
   async run(ctx, plan, table, range) {
-    const writes = new ProductWrites({ storage: ctx.storage, topology: () => ctx.topology(), jobs: ctx.jobs, log: ctx.log });
+    const writes = new ProductWrites({ storage: ctx.storage, topology: () => ctx.topology(), jobs: ctx.jobs, log: ctx.log, ...(ctx.writeFaults ? { faults: ctx.writeFaults } : {}) });
     try {
       return await deleteChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan, writes }, table, range);
     } finally {
