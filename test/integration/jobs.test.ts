@@ -2,7 +2,8 @@
  * The job queue with real worker processes (`shardql worker`) on the local stack's Redis: a job runs
  * once; a failing one is retried with backoff and kept as failed (shown by `shardql jobs`); fan-out
  * is not held up by a backlog of sweeps; a worker SIGKILLed mid-job loses nothing and one stopped
- * by SIGTERM hands its job back; the sweeps run as jobs; /metrics shows the queues.
+ * by SIGTERM hands its job back; the sweeps run as jobs (the event sweep on its schedule, with the
+ * configured retention); /metrics shows the queues.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import type { Job } from 'bullmq';
 import { ProductWrites } from '../../src/services/writes.ts';
+import { eventOf, type SequenceEvent } from '../../src/core/events.ts';
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
@@ -300,5 +302,45 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
     assert.deepEqual(job.returnvalue, { tag: 'durable', worker: w.name });
     assert.equal((await starts('durable')).length, 1, 'one run');
     assert.equal((await effects()).filter((e) => e === 'durable').length, 1, 'one effect');
+  });
+
+  test('the event sweep runs on its schedule in a worker process: expired events and those beyond their kind’s versions are deleted, the rest kept', async () => {
+    killWorkers();
+    await Promise.all(workers.map((w) => w.exited));
+    const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+    const u = await writes.createUser({ username: 'jobs_events' });
+    const now = Date.now();
+    const comment = (ts: number, n: number): SequenceEvent => eventOf({ kind: 'COMMENT', actor: u.id, object: BigInt(1000 + n), detail: BigInt(5000 + n), ts }, u.id, 'activity');
+    const fresh = comment(now - 60_000, 1); // a minute old: within the 1 h TTL below
+    const expired = comment(now - 2 * 3600_000, 2); // two hours old: past it
+    // Four likes (their edges stand), of which the retention below keeps the newest 2.
+    const likes: SequenceEvent[] = [];
+    for (let i = 0; i < 4; i++) {
+      const ts = now - 1000 * (4 - i);
+      const pin = BigInt(9000 + i);
+      await env.storage.mappings.apply([{ op: 'add', table: 'user_likes_pins', from: u.id, to: pin, sequence: ts }]);
+      likes.push(eventOf({ kind: 'LIKE', actor: u.id, object: pin, detail: null, ts }, u.id, 'activity'));
+    }
+    assert.equal(await env.storage.events.append([fresh, expired, ...likes]), 6);
+    const ownIds = async (): Promise<string[]> => (await env.storage.events.stored(u.id)).map((e) => e.id).sort();
+    assert.equal((await ownIds()).length, 6, 'all stored before any sweep');
+
+    // A worker whose configuration turns the sweep on every 0.5 s with this retention: its scheduler does the rest.
+    const w = await worker({ SHARDQL_EVENT_SWEEP_EVERY_MS: '500', SHARDQL_EVENT_RETENTION: 'commented_on_pin=1000/1h,liked_pin=2/1d' });
+    const schedulers = await queue.queue('sweeps').getJobSchedulers();
+    assert.deepEqual(schedulers.map((s) => [s.key, s.every]).sort(), [['sweep.events', 500], ['sweep.repair', 60000]]);
+    // What the worker reports (a line per chunk that deleted something): one expired event and two
+    // trimmed, over every shard of the topology (nothing else here is old or beyond its versions).
+    const swept = (): number[] => {
+      const lines = w.logs.filter((l) => l.event === 'events_swept');
+      return [lines.reduce((n, l) => n + Number(l.expired), 0), lines.reduce((n, l) => n + Number(l.trimmed), 0)];
+    };
+    await eventually('the worker reported a sweep that deleted something', async () => (swept().some((n) => n > 0) ? true : undefined), 20_000);
+    assert.deepEqual(swept(), [1, 2]);
+    assert.deepEqual(await ownIds(), [fresh.id, likes[2]!.id, likes[3]!.id].sort());
+    const plans = (await queue.queue('sweeps').getJobs(['completed'])).filter((j) => j.name === 'sweep.events');
+    assert.ok(plans.length >= 1 && plans.every((j) => (j.returnvalue as { shards: number }).shards === 16), `sweep plans: ${JSON.stringify(plans.map((j) => j.returnvalue))}`);
+    await stopWorker(w);
+    assert.equal(await queue.queue('sweeps').removeJobScheduler('sweep.events'), true);
   });
 });
