@@ -322,7 +322,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
       likes.push(eventOf({ kind: 'LIKE', actor: u.id, object: pin, detail: null, ts }, u.id, 'activity'));
     }
     assert.equal(await env.storage.events.append([fresh, expired, ...likes]), 6);
-    const ownIds = async (): Promise<string[]> => (await env.storage.events.stored(u.id)).map((e) => e.id).sort();
+    const ownIds = async (): Promise<string[]> => (await env.storage.events.stored(u.id)).map((e) => `${e.id}`).sort();
     assert.equal((await ownIds()).length, 6, 'all stored before any sweep');
 
     // A worker whose configuration turns the sweep on every 0.5 s with this retention: its scheduler does the rest.
@@ -337,7 +337,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
     };
     await eventually('the worker reported a sweep that deleted something', async () => (swept().some((n) => n > 0) ? true : undefined), 20_000);
     assert.deepEqual(swept(), [1, 2]);
-    assert.deepEqual(await ownIds(), [fresh.id, likes[2]!.id, likes[3]!.id].sort());
+    assert.deepEqual(await ownIds(), [fresh.id, likes[2]!.id, likes[3]!.id].map((id) => `${id}`).sort());
     const plans = (await queue.queue('sweeps').getJobs(['completed'])).filter((j) => j.name === 'sweep.events');
     assert.ok(plans.length >= 1 && plans.every((j) => (j.returnvalue as { shards: number }).shards === 16), `sweep plans: ${JSON.stringify(plans.map((j) => j.returnvalue))}`);
     await stopWorker(w);
