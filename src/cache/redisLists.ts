@@ -9,33 +9,47 @@ import { withTimeout } from './withTimeout.ts';
 /**
  * The Redis layer (mapping pages and counts). Each list — one direction of one mapping for one
  * `from` — is a hash: its pages and its count are fields, and `_gen` is a generation nonce.
- * A write invalidates the whole list at once by replacing the hash with a fresh `_gen`; a reader
- * fills a field only if `_gen` is still the one it saw before reading MySQL (a Lua script checks
- * and sets atomically). So a reader that raced a write cannot leave a stale page behind.
+ *
+ * The generation belongs to the readers: a probe that misses a field of a list Redis does not hold
+ * creates the hash with a fresh `_gen` and hands it out as the token; a probe that misses a field
+ * of a list it holds hands out the `_gen` there. A reader fills a field only if `_gen` is still its
+ * token (a Lua script checks and sets atomically). A write invalidates a list by deleting its hash:
+ * a reader that probed before the write and fills after it finds no `_gen` (or a newer reader's),
+ * so it cannot leave a stale page behind; a reader that probes after the write reads MySQL after
+ * the commit. Deleting a list Redis does not hold changes nothing and writes nothing (no
+ * append-only-file record, no fsync): a write to a list nobody has read costs Redis nothing to
+ * invalidate, and neither do the millions of lists an import touches.
  *
  * Every script touches one list (one key), and a batch goes out as one pipeline per Redis node
  * (`pipelinePerNode`): lists spread over a Redis Cluster's primaries, no hash tag needed.
  */
-const GEN = '_gen';
+/** ARGV: field, new generation (used only if the list is absent), TTL ms. Returns [generation, value]. */
+const PROBE = `
+local r = redis.call('HMGET', KEYS[1], '_gen', ARGV[1])
+if r[2] or r[1] then return r end
+redis.call('HSET', KEYS[1], '_gen', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {ARGV[2], false}`;
 
+/** ARGV: token, field, value, TTL ms. */
 const FILL = `
-local gen = redis.call('HGET', KEYS[1], '_gen')
-if (gen or '') ~= ARGV[1] and not (ARGV[1] == '' and gen == ARGV[5]) then return 0 end
-if gen == false then redis.call('HSET', KEYS[1], '_gen', ARGV[5]) end
+if redis.call('HGET', KEYS[1], '_gen') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
-const INVALIDATE = `
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], '_gen', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
+/**
+ * Generations unique to this process: a random prefix drawn once, then a counter (a token only
+ * has to differ from every generation a list ever had; a random draw per list cost a syscall).
+ */
+const GEN_PREFIX = randomBytes(6).toString('base64url');
+let genCounter = 0;
+const newGeneration = (): string => `${GEN_PREFIX}${(genCounter++).toString(36)}`;
 
 /** The scripts below, as `defineCommand` adds them to a pipeline. */
 type ListScripts = ChainableCommander & {
-  shardqlFill(list: string, token: string, field: string, value: string, ttlMs: number, newGen: string): ChainableCommander;
-  shardqlInvalidate(list: string, gen: string, ttlMs: number): ChainableCommander;
+  shardqlListProbe(list: string, field: string, newGen: string, ttlMs: number): ChainableCommander;
+  shardqlListFill(list: string, token: string, field: string, value: string, ttlMs: number): ChainableCommander;
 };
 
 export interface RedisListsOptions {
@@ -53,7 +67,7 @@ export interface ListField {
   readonly field: string;
 }
 
-/** What a reader saw before reading MySQL: the generation its fill must still match ('' = none). */
+/** What a reader saw before reading MySQL: the generation its fill must still match. */
 export type ListToken = string;
 
 export class RedisLists {
@@ -66,14 +80,14 @@ export class RedisLists {
     this.#redis = opts.redis;
     this.#ttlMs = opts.ttlMs ?? 600_000;
     this.#timeoutMs = opts.timeoutMs ?? 500;
-    this.#redis.defineCommand('shardqlFill', { numberOfKeys: 1, lua: FILL });
-    this.#redis.defineCommand('shardqlInvalidate', { numberOfKeys: 1, lua: INVALIDATE });
+    this.#redis.defineCommand('shardqlListProbe', { numberOfKeys: 1, lua: PROBE });
+    this.#redis.defineCommand('shardqlListFill', { numberOfKeys: 1, lua: FILL });
   }
 
   /**
    * Reads many fields in one round trip (a pipeline per node). Returns values found and, for each
-   * field not found, its list's generation token. What a failed (or slow) node holds reads as a
-   * miss with no token (and nothing is filled there).
+   * field not found, its list's generation token (made now if Redis did not hold the list). What a
+   * failed (or slow) node holds reads as a miss with no token (and nothing is filled there).
    */
   async probe(fields: readonly ListField[], stats?: CacheStats): Promise<{ values: Map<number, string>; tokens: Map<number, ListToken> }> {
     const values = new Map<number, string>();
@@ -86,7 +100,7 @@ export class RedisLists {
     stats?.roundTrip('redis');
     try {
       const results = await withTimeout(
-        pipelinePerNode(this.#redis, fields, (f) => f.list, (p, f) => p.hmget(f.list, GEN, f.field)),
+        pipelinePerNode(this.#redis, fields, (f) => f.list, (p, f) => (p as ListScripts).shardqlListProbe(f.list, f.field, newGeneration(), this.#ttlMs)),
         this.#timeoutMs,
       );
       let failed = false;
@@ -94,7 +108,7 @@ export class RedisLists {
         if (err) return void (failed = true);
         const [gen, value] = res as [string | null, string | null];
         if (value !== null) values.set(i, value);
-        else tokens.set(i, gen ?? '');
+        else if (gen !== null) tokens.set(i, gen);
       });
       if (failed) throw new Error('a Redis node failed');
       this.#breaker.succeeded();
@@ -111,16 +125,13 @@ export class RedisLists {
   async fill(entries: readonly { field: ListField; value: string; token: ListToken }[], stats?: CacheStats): Promise<void> {
     if (entries.length === 0) return;
     stats?.roundTrip('redis');
-    // Fills of one absent list in one batch share the generation the first of them creates.
-    const newGen = new Map<string, string>();
-    for (const e of entries) if (!newGen.has(e.field.list)) newGen.set(e.field.list, randomBytes(8).toString('hex'));
     try {
       const results = await withTimeout(
         pipelinePerNode(
           this.#redis,
           entries,
           (e) => e.field.list,
-          (p, e) => (p as ListScripts).shardqlFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs, newGen.get(e.field.list)!),
+          (p, e) => (p as ListScripts).shardqlListFill(e.field.list, e.token, e.field.field, e.value, this.#ttlMs),
         ),
         this.#timeoutMs,
       );
@@ -134,7 +145,7 @@ export class RedisLists {
 
   /** Not in cooldown, and every failed invalidation replayed. */
   #usable(stats?: CacheStats): Promise<boolean> {
-    return this.#breaker.usable((keys) => this.#newGenerations(keys, stats));
+    return this.#breaker.usable((keys) => this.#deleteLists(keys, stats));
   }
 
   /**
@@ -143,18 +154,18 @@ export class RedisLists {
    */
   async invalidate(lists: readonly string[], stats?: CacheStats): Promise<void> {
     if (lists.length === 0) return;
-    await this.#breaker.invalidating(lists, (k) => this.#newGenerations(k, stats));
+    await this.#breaker.invalidating(lists, (k) => this.#deleteLists(k, stats));
   }
 
-  /** Lists another process could not invalidate: given new generations before this gateway next reads them. */
+  /** Lists another process could not invalidate: deleted before this gateway next reads them. */
   invalidateBeforeNextRead(lists: readonly string[]): void {
     this.#breaker.addPending(lists);
   }
 
-  async #newGenerations(lists: readonly string[], stats?: CacheStats): Promise<void> {
+  async #deleteLists(lists: readonly string[], stats?: CacheStats): Promise<void> {
     stats?.roundTrip('redis');
     const results = await withTimeout(
-      pipelinePerNode(this.#redis, [...new Set(lists)], (l) => l, (p, l) => (p as ListScripts).shardqlInvalidate(l, randomBytes(8).toString('hex'), this.#ttlMs)),
+      pipelinePerNode(this.#redis, [...new Set(lists)], (l) => l, (p, l) => p.del(l)),
       this.#timeoutMs,
     );
     const failed = results.find(([err]) => err);

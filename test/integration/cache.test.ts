@@ -166,6 +166,27 @@ describe('Cache: races', () => {
     const fresh = await cached.mappings.counts([{ id: from, kind: 'board_has_pins' }]);
     assert.equal(fresh.get(`${from}:board_has_pins`), 1);
   });
+
+  test('a write deletes a list Redis holds, and writes nothing for a list it does not hold', async () => {
+    const board = async (): Promise<bigint> => (await cached.objects.create('board', 2, { name: 'y' })).id;
+    // Never read: the write's invalidation leaves no key behind (before, it made one: a generation per list written).
+    const unread = await board();
+    const unreadKey = listCacheKey('board_has_pins', unread);
+    await cached.mappings.apply([{ op: 'add', table: 'board_has_pins', from: unread, to: 777n }]);
+    assert.equal(await redis.exists(unreadKey), 0);
+    // Read (count cached under the generation the probe made), then written: the whole list goes.
+    const read = await board();
+    const key = listCacheKey('board_has_pins', read);
+    assert.equal((await cached.mappings.counts([{ id: read, kind: 'board_has_pins' }])).get(`${read}:board_has_pins`), 0);
+    const held = await redis.hgetall(key);
+    assert.deepEqual(Object.keys(held).sort(), ['_gen', 'n']);
+    assert.equal(held.n, '0');
+    await cached.mappings.apply([{ op: 'add', table: 'board_has_pins', from: read, to: 778n }]);
+    assert.equal(await redis.exists(key), 0);
+    assert.equal((await cached.mappings.counts([{ id: read, kind: 'board_has_pins' }])).get(`${read}:board_has_pins`), 1);
+    assert.equal((await redis.hgetall(key)).n, '1');
+    assert.notEqual((await redis.hgetall(key))._gen, held._gen, 'a new generation, made by the reader');
+  });
 });
 
 describe('Cache: visibility', () => {
