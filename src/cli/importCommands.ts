@@ -343,7 +343,8 @@ const importCommand: Command = {
     status: { type: 'boolean', help: 'Show the progress of the latest pass (rows/s and ETA per table) and exit' },
     verify: { type: 'boolean', help: 'Compare every user, board and pin (counts, object data checksum) between the source and the shards; exit 1 on any difference' },
     find: { type: 'string', value: 'TYPE:ID', help: 'Print the new ID of an imported object by its old ID, e.g. pin:123 (the mod-shard lookup import:pin)' },
-    json: { type: 'boolean', help: 'Print the result as one JSON object' },
+    json: { type: 'boolean', help: 'Print the result as one JSON object (and no progress, unless --progress)' },
+    progress: { type: 'boolean', help: 'With --json: still print the progress table to stderr (stdout keeps only the JSON)' },
   },
   details: [
     'Phases: users; boards; pins; then repins, comments, likes, follows and board follows. Each phase is split',
@@ -416,7 +417,7 @@ const importCommand: Command = {
             println(ctx.stderr, runTitle(run, plan));
           }
           const plan = parsePlan(run.plan);
-          await withJobQueue(config, (queue) => drive(ctx, storage, queue, run, plan, json));
+          await withJobQueue(config, (queue) => drive(ctx, storage, queue, run, plan, json && !args.flag('progress')));
           // A worker killed inside one of the product's deletes leaves that write's intent behind, and the
           // chunk's next run skips the object (deleted already): the pass completes what crashes left, as
           // the gateways' repair pass would a few seconds later, before it says it is done.

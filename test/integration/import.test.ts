@@ -461,9 +461,16 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     assert.equal(report.fixes.length, 0);
   });
 
-  test('a second pass writes 0 rows: every shard table checksums the same', async () => {
+  test('a second pass writes 0 rows: every shard table checksums the same (its progress on stderr with --json --progress)', async () => {
     const before = await checksums();
-    const r = await importToEnd();
+    // --progress: the progress table on stderr, stdout still the JSON result alone.
+    const out = await runCli(workerEnv(), importArgs('--progress'));
+    assert.equal(out.code, 0, `import exited ${out.code}: ${out.stderr}`);
+    const lines = out.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, `stdout: ${out.stdout.slice(0, 500)}`);
+    const r = JSON.parse(lines[0]!) as { read: number; written: number };
+    assert.match(out.stderr, /^table +chunks +rows read\/planned +written +rejected +rows\/s +ETA$/m);
+    assert.match(out.stderr, /^likes +\d+\/\d+ /m);
     const [[repins]] = await src.query<mysql.RowDataPacket[]>('SELECT COUNT(*) AS n FROM pins WHERE via_pin_id IS NOT NULL');
     assert.equal(r.read, sourceRows + Number(repins!.n), 'the full pass read every row again (repins twice: as pins, then as repins)');
     assert.equal(r.written, 0);
