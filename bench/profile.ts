@@ -8,8 +8,8 @@
  * sample is the gateway's. Harness files show up as `project:bench` should that ever change.
  */
 import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
-import { relative, sep } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative, sep } from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 /** performance 'gc' entries' detail.kind → a name. */
@@ -169,6 +169,7 @@ export async function startProfile(root: string, intervalUs = SAMPLING_INTERVAL_
       const { profile } = await session.post('Profiler.stop');
       // The raw profile, for a look function by function (Chrome DevTools, speedscope).
       if (saveAs !== undefined) {
+        mkdirSync(dirname(saveAs), { recursive: true });
         writeFileSync(saveAs, JSON.stringify(profile));
         const { profile: heap } = await session.post('HeapProfiler.stopSampling');
         writeFileSync(saveAs.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));

@@ -13,7 +13,7 @@ import type { Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { createApolloServer } from './graphql/apollo.ts';
-import { apolloGatewayPatched } from './graphql/apolloPatch.ts';
+import { apolloGatewayPatched, apolloHashPatched } from './graphql/apolloPatch.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
 import { RedisRateLimits } from './cache/rateLimits.ts';
 import type { GatewayContext } from './graphql/context.ts';
@@ -189,6 +189,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
   if (!apolloGatewayPatched()) {
     log('dependency_unpatched', { package: '@apollo/server', effect: 'every request survives young-generation GCs: long scavenge pauses', fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
+  }
+  if (!apolloHashPatched()) {
+    log('dependency_unpatched', { package: '@apollo/utils.createhash', effect: 'crypto required through the module loader on every request', fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
   }
   const apollo = createApolloServer({
     development,

@@ -19,3 +19,19 @@ export function apolloGatewayPatched(): boolean {
     return false;
   }
 }
+
+/** What scripts/patch-deps.mjs writes into @apollo/utils.createhash. */
+export const CREATEHASH_PATCH_MARK = '/* shardql: crypto required once (scripts/patch-deps.mjs) */';
+
+/**
+ * Whether the installed @apollo/utils.createhash (Apollo's per-request document hash) carries
+ * scripts/patch-deps.mjs's change: `crypto` required once, not through the module loader on every
+ * request (~2.5% of a small read's CPU).
+ */
+export function apolloHashPatched(): boolean {
+  try {
+    return readFileSync(fileURLToPath(import.meta.resolve('@apollo/utils.createhash')), 'utf8').includes(CREATEHASH_PATCH_MARK);
+  } catch {
+    return false;
+  }
+}

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HeaderMap } from '@apollo/server';
-import { APOLLO_PATCH_MARK, apolloGatewayPatched } from '../../../src/graphql/apolloPatch.ts';
+import { createRequire } from 'node:module';
+import { createHash as nodeCreateHash } from 'node:crypto';
+import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, apolloGatewayPatched, apolloHashPatched } from '../../../src/graphql/apolloPatch.ts';
 
 /**
  * scripts/patch-deps.mjs changes how @apollo/server builds the request context a gateway executor
@@ -43,5 +45,16 @@ describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
     // The point of the patch: the accessor lives on a shared prototype, not on each request's object.
     assert.equal(Object.getOwnPropertyDescriptor(one.gateway.response.http, 'status'), undefined);
     assert.equal(Object.getPrototypeOf(one.gateway.response.http), Object.getPrototypeOf(two.gateway.response.http));
+  });
+
+  test('@apollo/utils.createhash requires crypto once, and hashes as before', () => {
+    const hashFile = fileURLToPath(import.meta.resolve('@apollo/utils.createhash'));
+    assert.ok(readFileSync(hashFile, 'utf8').includes(CREATEHASH_PATCH_MARK), 'patched');
+    assert.equal(apolloHashPatched(), true);
+    const { createHash } = createRequire(import.meta.url)(hashFile) as { createHash: typeof nodeCreateHash };
+    for (const text of ['', '{ a }', 'query Q { user(id: "1") { boards { edges { node { id } } } } }']) {
+      assert.equal(createHash('sha256').update(text).digest('hex'), nodeCreateHash('sha256').update(text).digest('hex'));
+    }
+    assert.equal(createHash('sha1').update('x').digest('hex'), nodeCreateHash('sha1').update('x').digest('hex'));
   });
 });
