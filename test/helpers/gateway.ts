@@ -18,6 +18,8 @@ export interface TestGateway {
   readonly gateway: RunningGateway;
   readonly url: string;
   gql(query: string, variables?: Record<string, unknown>, opts?: { token?: string; headers?: Record<string, string>; body?: unknown }): Promise<GqlResult>;
+  /** `gql` that fails the test on any error in the answer, and returns its data. */
+  ok(query: string, variables?: Record<string, unknown>, token?: string): Promise<any>;
   token(userId: bigint | string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -109,10 +111,16 @@ export async function startTestGateway(env: TestEnv, name: string, overrides: Pa
     ...overrides,
   };
   const gateway = await startGateway(config, { log: () => undefined, ...options });
+  const gql = gqlClient(env, gateway.url);
   return {
     gateway,
     url: gateway.url,
-    gql: gqlClient(env, gateway.url),
+    gql,
+    async ok(query, variables = {}, token) {
+      const r = await gql(query, variables, token ? { token } : {});
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+      return r.body.data;
+    },
     token: (userId) => mintToken(TEST_JWT_SECRET, BigInt(userId), 3600),
     stop: () => gateway.stop(1000),
   };

@@ -90,3 +90,30 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await sleep(25);
   }
 }
+
+/**
+ * The worker processes of one test file: each started with the file's environment (plus extras),
+ * every one still running stopped at the end (a worker left running would consume the next test's
+ * jobs, and keep the test process alive).
+ */
+export class TestWorkers {
+  readonly #env: (extra: Readonly<Record<string, string>>) => Record<string, string>;
+  readonly #started: WorkerProcess[] = [];
+
+  constructor(env: (extra: Readonly<Record<string, string>>) => Record<string, string>) {
+    this.#env = env;
+  }
+
+  async start(extra: Readonly<Record<string, string>> = {}): Promise<WorkerProcess> {
+    const w = await startWorkerProcess(this.#env(extra));
+    this.#started.push(w);
+    return w;
+  }
+
+  /** Sends `signal` to every worker still running and waits until each has exited. */
+  async stopAll(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const running = this.#started.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    for (const w of running) w.child.kill(signal);
+    await Promise.all(running.map((w) => w.exited));
+  }
+}

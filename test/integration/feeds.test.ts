@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { eventually, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
+import { eventually, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { createCacheLayers, type CacheLayers } from '../../src/cache/cacheLayers.ts';
 import { feedKey, RedisFeeds } from '../../src/cache/redisFeeds.ts';
 import { JobQueue } from '../../src/jobs/jobQueue.ts';
@@ -30,9 +30,8 @@ let redis: Redis;
 let queue: JobQueue<typeof JOB_KINDS>;
 let layers: CacheLayers;
 let cached: Storage;
-const workers: WorkerProcess[] = [];
 
-function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+function workerEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   return {
     SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
     SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
@@ -46,15 +45,8 @@ function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-async function worker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(workerEnv(extra));
-  workers.push(w);
-  return w;
-}
-
-function killWorkers(): void {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-}
+const workers = new TestWorkers(workerEnv);
+const worker = (extra: Readonly<Record<string, string>> = {}): Promise<WorkerProcess> => workers.start(extra);
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
@@ -74,7 +66,7 @@ before(async () => {
 });
 
 after(async () => {
-  killWorkers();
+  await workers.stopAll();
   await gw?.stop();
   await queue?.close();
   redis?.disconnect();
@@ -89,11 +81,7 @@ interface User {
   readonly board: string;
 }
 
-async function ok(query: string, variables: Record<string, unknown> = {}, token?: string): Promise<any> {
-  const r = await gw.gql(query, variables, token ? { token } : {});
-  assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
-  return r.body.data;
-}
+const ok: TestGateway['ok'] = (query, variables, token) => gw.ok(query, variables, token);
 
 let users = 0;
 async function user(name: string): Promise<User> {
@@ -341,8 +329,7 @@ describe('Feeds: stored in Redis, written by fan-out jobs in worker processes', 
   });
 
   test('a worker SIGKILLed midway through a fan-out: the job runs again elsewhere; every feed gets the pin, once', async () => {
-    killWorkers();
-    await Promise.all(workers.map((w) => w.exited));
+    await workers.stopAll();
     const p = await user('kill_pinner');
     const readers: User[] = [];
     for (let i = 0; i < 12; i++) readers.push(await user(`kill_reader${i}`));

@@ -19,7 +19,7 @@ import { resolve } from 'node:path';
 import mysql from 'mysql2/promise';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { eventually, runCli, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
+import { eventually, runCli, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { MAPPING_TABLES, MAPPINGS } from '../../src/core/mappings.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../../src/core/objectTypes.ts';
@@ -40,11 +40,10 @@ const root = resolve(import.meta.dirname, '../..');
 let env: TestEnv;
 let src: mysql.Connection;
 let url: string;
-const workers: WorkerProcess[] = [];
 const clis: ChildProcess[] = [];
 
 
-function workerEnv(): Record<string, string> {
+function workerEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   return {
     SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
     SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
@@ -54,14 +53,12 @@ function workerEnv(): Record<string, string> {
     SHARDQL_WORKER_LOCK_MS: '1000',
     SHARDQL_WORKER_STALLED_CHECK_MS: '300',
     SHARDQL_IMPORT_PASSWORD: SOURCE_PASSWORD,
+    ...extra,
   };
 }
 
-async function worker(): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(workerEnv());
-  workers.push(w);
-  return w;
-}
+const workers = new TestWorkers(workerEnv);
+const worker = (): Promise<WorkerProcess> => workers.start();
 
 /** `shardql import …` as a child process, not awaited (to be killed). */
 function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
@@ -404,7 +401,7 @@ let gw: TestGateway | undefined;
 after(async () => {
   await gw?.stop();
   for (const c of clis) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await workers.stopAll();
   await src?.end();
   await env?.close();
 });
@@ -653,10 +650,8 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
 
     // A crash in the middle of the pass: the only worker SIGKILLs itself inside the account delete's
     // cascade (its first step committed, the rest not); a fresh worker runs the job again once the lock expires.
-    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
-    await Promise.all(workers.map((w) => w.exited));
-    const doomed = await startWorkerProcess({ ...workerEnv(), SHARDQL_TEST_FAULT: 'deleteViewer@after-step-0', SHARDQL_ALLOW_TEST_FAULTS: '1' });
-    workers.push(doomed);
+    await workers.stopAll('SIGTERM');
+    const doomed = await workers.start({ SHARDQL_TEST_FAULT: 'deleteViewer@after-step-0', SHARDQL_ALLOW_TEST_FAULTS: '1' });
     const cli = startCli(importArgs('--since', 'last', '--deletes'));
     assert.equal((await doomed.exited).signal, 'SIGKILL', 'the worker died inside the account delete');
     assert.equal((await env.storage.imports.latestRun(LABEL))?.finishedAt, null, 'killed while the pass was still running');

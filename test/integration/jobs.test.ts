@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { eventually, runCli, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
+import { eventually, runCli, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { JobQueue, type QueueStats } from '../../src/jobs/jobQueue.ts';
 import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
@@ -31,10 +31,9 @@ let env: TestEnv;
 let redis: Redis;
 let queue: JobQueue<typeof JOB_KINDS & ReturnType<typeof probeKinds>>;
 const probe = probeKeys(`${PREFIX}:probe`);
-const workers: WorkerProcess[] = [];
 
 /** The environment every worker and CLI run of this file gets. */
-function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+function workerEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   return {
     SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
     SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
@@ -49,11 +48,8 @@ function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-async function worker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(workerEnv(extra));
-  workers.push(w);
-  return w;
-}
+const workers = new TestWorkers(workerEnv);
+const worker = (extra: Readonly<Record<string, string>> = {}): Promise<WorkerProcess> => workers.start(extra);
 
 async function stopWorker(w: WorkerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   w.child.kill(signal);
@@ -79,13 +75,8 @@ before(async () => {
   queue = new JobQueue({ redis, prefix: PREFIX, registry: { ...JOB_KINDS, ...probeKinds(redis, `${PREFIX}:probe`) } });
 });
 
-/** Kills every worker process still running (a failed test must not leave one consuming the next test's jobs). */
-function killWorkers(): void {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-}
-
 after(async () => {
-  killWorkers();
+  await workers.stopAll();
   await queue?.close();
   redis?.disconnect();
   await env?.close();
@@ -247,8 +238,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
   });
 
   test('/metrics shows each queue’s depth, failures and lag; every queue key carries its hash tag', async () => {
-    killWorkers();
-    await Promise.all(workers.map((w) => w.exited));
+    await workers.stopAll();
     const gateway: TestGateway = await startTestGateway(env, 'jobs', { queuePrefix: PREFIX }, { repair: { intervalMs: 0 } });
     try {
       // No worker runs now: a job waits, another is delayed.
@@ -290,8 +280,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
   });
 
   test('a waiting job survives Redis killed with SIGKILL and restarted (its append-only file is fsynced before each reply); a worker then runs it once', async () => {
-    killWorkers();
-    await Promise.all(workers.map((w) => w.exited));
+    await workers.stopAll();
     await queue.enqueue('probe.feed', { tag: 'durable' });
     assert.equal(await queue.queue('feed').getJobState('probe-durable'), 'waiting');
     await stopService(env.stack.dir, 'redis', 'SIGKILL');
@@ -305,8 +294,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
   });
 
   test('the event sweep runs on its schedule in a worker process: expired events and those beyond their kind’s versions are deleted, the rest kept', async () => {
-    killWorkers();
-    await Promise.all(workers.map((w) => w.exited));
+    await workers.stopAll();
     const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
     const u = await writes.createUser({ username: 'jobs_events' });
     const now = Date.now();
