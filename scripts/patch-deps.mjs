@@ -26,7 +26,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const PATCH_MARK = '/* shardql: response.http accessors on a class (scripts/patch-deps.mjs) */';
+const PATCH_MARK = '/* shardql: response.http accessors on a class (scripts/patch-deps.mjs) */';
 
 const ORIGINAL = `    const response = {
         http: {
@@ -61,29 +61,7 @@ class GatewayResponseHttp {
 }
 `;
 
-const files = ['esm', 'cjs'].map((kind) => join(root, 'node_modules/@apollo/server/dist', kind, 'utils/makeGatewayGraphQLRequestContext.js'));
-let failed = false;
-for (const file of files) {
-  if (!existsSync(file)) {
-    console.error(`patch-deps: ${file} is missing (is @apollo/server installed?)`);
-    failed = true;
-    continue;
-  }
-  const text = readFileSync(file, 'utf8');
-  if (text.includes(PATCH_MARK)) continue;
-  if (!text.includes(ORIGINAL)) {
-    console.error(`patch-deps: ${file} no longer holds the response.http literal this patch replaces; check the new @apollo/server version (see scripts/patch-deps.mjs)`);
-    failed = true;
-    continue;
-  }
-  // The class goes before the source map comment (ESM) or at the end (CJS): both are module scope.
-  const patched = text.replace(ORIGINAL, PATCHED);
-  const at = patched.lastIndexOf('//# sourceMappingURL=');
-  writeFileSync(file, at < 0 ? patched + CLASS : patched.slice(0, at) + CLASS + patched.slice(at));
-  console.error(`patch-deps: patched ${file.slice(root.length + 1)}`);
-}
-
-export const CREATEHASH_PATCH_MARK = '/* shardql: crypto required once (scripts/patch-deps.mjs) */';
+const CREATEHASH_PATCH_MARK = '/* shardql: crypto required once (scripts/patch-deps.mjs) */';
 const HASH_ORIGINAL = `function createHash(kind) {
     if (utils_isnodelike_1.isNodeLike && module.require) {
         return module.require("crypto").createHash(kind);
@@ -94,20 +72,47 @@ function createHash(kind) {
     if (utils_isnodelike_1.isNodeLike && module.require) {
         return (nodeCrypto ??= module.require("crypto")).createHash(kind);
     }`;
-const hashFile = join(root, 'node_modules/@apollo/utils.createhash/dist/index.js');
-if (!existsSync(hashFile)) {
-  console.error(`patch-deps: ${hashFile} is missing (is @apollo/server installed?)`);
-  failed = true;
-} else {
-  const text = readFileSync(hashFile, 'utf8');
-  if (!text.includes(CREATEHASH_PATCH_MARK)) {
-    if (!text.includes(HASH_ORIGINAL)) {
-      console.error(`patch-deps: ${hashFile} no longer requires crypto on every call as this patch expects; check the new @apollo/utils.createhash version (see scripts/patch-deps.mjs)`);
-      failed = true;
-    } else {
-      writeFileSync(hashFile, text.replace(HASH_ORIGINAL, HASH_PATCHED));
-      console.error(`patch-deps: patched ${hashFile.slice(root.length + 1)}`);
-    }
+
+/** The class goes before the source map comment (ESM) or at the end (CJS): both are module scope. */
+function withClass(text) {
+  const patched = text.replace(ORIGINAL, PATCHED);
+  const at = patched.lastIndexOf('//# sourceMappingURL=');
+  return at < 0 ? patched + CLASS : patched.slice(0, at) + CLASS + patched.slice(at);
+}
+
+const PATCHES = [
+  ...['esm', 'cjs'].map((kind) => ({
+    file: `node_modules/@apollo/server/dist/${kind}/utils/makeGatewayGraphQLRequestContext.js`,
+    mark: PATCH_MARK,
+    original: ORIGINAL,
+    apply: withClass,
+    changed: 'no longer holds the response.http literal this patch replaces; check the new @apollo/server version',
+  })),
+  {
+    file: 'node_modules/@apollo/utils.createhash/dist/index.js',
+    mark: CREATEHASH_PATCH_MARK,
+    original: HASH_ORIGINAL,
+    apply: (text) => text.replace(HASH_ORIGINAL, HASH_PATCHED),
+    changed: 'no longer requires crypto on every call as this patch expects; check the new @apollo/utils.createhash version',
+  },
+];
+
+let failed = false;
+for (const patch of PATCHES) {
+  const file = join(root, patch.file);
+  if (!existsSync(file)) {
+    console.error(`patch-deps: ${file} is missing (is @apollo/server installed?)`);
+    failed = true;
+    continue;
   }
+  const text = readFileSync(file, 'utf8');
+  if (text.includes(patch.mark)) continue;
+  if (!text.includes(patch.original)) {
+    console.error(`patch-deps: ${file} ${patch.changed} (see scripts/patch-deps.mjs)`);
+    failed = true;
+    continue;
+  }
+  writeFileSync(file, patch.apply(text));
+  console.error(`patch-deps: patched ${patch.file}`);
 }
 process.exit(failed ? 1 : 0);

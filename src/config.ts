@@ -145,8 +145,9 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
  *   SHARDQL_QUEUE_PREFIX
  *
- * Tests only: SHARDQL_TEST_FAULT=<kind>@<point>[#n] (e.g. `repin@after-step-0#3`) makes the gateway (or a worker, in the product writes of its import deletes jobs)
- * SIGKILL itself at that step boundary of that write, the n-th time (default 1) one reaches it. It
+ * Tests only: SHARDQL_TEST_FAULT=<kind>@<point>[#n] (e.g. `repin@after-step-0#3`) makes the gateway
+ * (or a worker, in the product writes of its import deletes jobs) SIGKILL itself at that step
+ * boundary of that write, the n-th time (default 1) one reaches it. It
  * is refused (ConfigError, the gateway does not start) unless SHARDQL_ALLOW_TEST_FAULTS=1 is set
  * too, and always in production mode: a stray variable can never arm it.
  */

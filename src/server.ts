@@ -13,7 +13,7 @@ import type { Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { createApolloServer } from './graphql/apollo.ts';
-import { apolloGatewayPatched, apolloHashPatched } from './graphql/apolloPatch.ts';
+import { unpatchedDependencies } from './graphql/apolloPatch.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
 import { RedisRateLimits } from './cache/rateLimits.ts';
 import type { GatewayContext } from './graphql/context.ts';
@@ -187,11 +187,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       : telemetry.otlpTracing({ endpoint: config.tracing!.otlpEndpoint, ...config.tracing });
   }
 
-  if (!apolloGatewayPatched()) {
-    log('dependency_unpatched', { package: '@apollo/server', effect: 'every request survives young-generation GCs: long scavenge pauses', fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
-  }
-  if (!apolloHashPatched()) {
-    log('dependency_unpatched', { package: '@apollo/utils.createhash', effect: 'crypto required through the module loader on every request', fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
+  for (const p of unpatchedDependencies()) {
+    log('dependency_unpatched', { package: p.package, effect: p.effect, fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
   }
   const apollo = createApolloServer({
     development,

@@ -23,6 +23,7 @@ import { withTimeout } from './withTimeout.ts';
  * Every script touches one list (one key), and a batch goes out as one pipeline per Redis node
  * (`pipelinePerNode`): lists spread over a Redis Cluster's primaries, no hash tag needed.
  */
+
 /** ARGV: field, new generation (used only if the list is absent), TTL ms. Returns [generation, value]. */
 const PROBE = `
 local r = redis.call('HMGET', KEYS[1], '_gen', ARGV[1])

@@ -2,36 +2,52 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** What scripts/patch-deps.mjs writes into the files it patches. */
+/** What scripts/patch-deps.mjs writes into @apollo/server's request context builder. */
 export const APOLLO_PATCH_MARK = '/* shardql: response.http accessors on a class (scripts/patch-deps.mjs) */';
-
-/**
- * Whether the installed @apollo/server carries scripts/patch-deps.mjs's change (the request context
- * handed to the gateway executor builds `response.http` from a class, not from a getter/setter
- * literal that made every request's state survive young-generation GCs). An install run with
- * `--ignore-scripts` skips it: the gateway then works the same, with scavenge pauses of 15–30 ms.
- */
-export function apolloGatewayPatched(): boolean {
-  try {
-    const entry = fileURLToPath(import.meta.resolve('@apollo/server'));
-    return readFileSync(join(dirname(entry), 'utils/makeGatewayGraphQLRequestContext.js'), 'utf8').includes(APOLLO_PATCH_MARK);
-  } catch {
-    return false;
-  }
-}
 
 /** What scripts/patch-deps.mjs writes into @apollo/utils.createhash. */
 export const CREATEHASH_PATCH_MARK = '/* shardql: crypto required once (scripts/patch-deps.mjs) */';
 
+export interface DependencyPatch {
+  readonly package: string;
+  /** The installed file the patch changes. */
+  readonly file: () => string;
+  readonly mark: string;
+  /** What running without it costs. */
+  readonly effect: string;
+}
+
 /**
- * Whether the installed @apollo/utils.createhash (Apollo's per-request document hash) carries
- * scripts/patch-deps.mjs's change: `crypto` required once, not through the module loader on every
- * request (~2.5% of a small read's CPU).
+ * The patches scripts/patch-deps.mjs applies (npm's postinstall; an install run with
+ * `--ignore-scripts` skips them, and the gateway then works the same, only slower):
+ * - @apollo/server: the request context handed to the gateway executor builds `response.http`
+ *   from a class, not from a getter/setter literal that made every request's state survive
+ *   young-generation GCs (scavenge pauses of 15–30 ms without it);
+ * - @apollo/utils.createhash (Apollo's per-request document hash): `crypto` required once, not
+ *   through the module loader on every request (~3.5% of a small read's CPU without it).
  */
-export function apolloHashPatched(): boolean {
-  try {
-    return readFileSync(fileURLToPath(import.meta.resolve('@apollo/utils.createhash')), 'utf8').includes(CREATEHASH_PATCH_MARK);
-  } catch {
-    return false;
-  }
+export const DEPENDENCY_PATCHES: readonly DependencyPatch[] = [
+  {
+    package: '@apollo/server',
+    file: () => join(dirname(fileURLToPath(import.meta.resolve('@apollo/server'))), 'utils/makeGatewayGraphQLRequestContext.js'),
+    mark: APOLLO_PATCH_MARK,
+    effect: 'every request survives young-generation GCs: long scavenge pauses',
+  },
+  {
+    package: '@apollo/utils.createhash',
+    file: () => fileURLToPath(import.meta.resolve('@apollo/utils.createhash')),
+    mark: CREATEHASH_PATCH_MARK,
+    effect: 'crypto required through the module loader on every request',
+  },
+];
+
+/** The patches the installed packages do not carry (a file that cannot be read counts as unpatched). */
+export function unpatchedDependencies(): DependencyPatch[] {
+  return DEPENDENCY_PATCHES.filter((p) => {
+    try {
+      return !readFileSync(p.file(), 'utf8').includes(p.mark);
+    } catch {
+      return true;
+    }
+  });
 }

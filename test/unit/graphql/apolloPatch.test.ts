@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { HeaderMap } from '@apollo/server';
 import { createRequire } from 'node:module';
 import { createHash as nodeCreateHash } from 'node:crypto';
-import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, apolloGatewayPatched, apolloHashPatched } from '../../../src/graphql/apolloPatch.ts';
+import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, unpatchedDependencies } from '../../../src/graphql/apolloPatch.ts';
 
 /**
  * scripts/patch-deps.mjs changes how @apollo/server builds the request context a gateway executor
@@ -20,7 +20,7 @@ const file = (kind: 'esm' | 'cjs'): string => join(dist, kind, 'utils/makeGatewa
 describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
   test('is installed in both builds, and the gateway sees it', () => {
     for (const kind of ['esm', 'cjs'] as const) assert.ok(readFileSync(file(kind), 'utf8').includes(APOLLO_PATCH_MARK), `${kind} build patched`);
-    assert.equal(apolloGatewayPatched(), true);
+    assert.deepEqual(unpatchedDependencies().map((p) => p.package), []);
   });
 
   test("response.http reads and writes Apollo's response like the original, with no accessor of its own", async () => {
@@ -50,7 +50,6 @@ describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
   test('@apollo/utils.createhash requires crypto once, and hashes as before', () => {
     const hashFile = fileURLToPath(import.meta.resolve('@apollo/utils.createhash'));
     assert.ok(readFileSync(hashFile, 'utf8').includes(CREATEHASH_PATCH_MARK), 'patched');
-    assert.equal(apolloHashPatched(), true);
     const { createHash } = createRequire(import.meta.url)(hashFile) as { createHash: typeof nodeCreateHash };
     for (const text of ['', '{ a }', 'query Q { user(id: "1") { boards { edges { node { id } } } } }']) {
       assert.equal(createHash('sha256').update(text).digest('hex'), nodeCreateHash('sha256').update(text).digest('hex'));
