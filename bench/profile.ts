@@ -21,7 +21,7 @@ const GC_KINDS: Record<number, string> = {
 };
 import { fileURLToPath } from 'node:url';
 
-/** Every 1 ms: enough samples in a 2 s quick run, and a cost near the noise (see the note in bench/main.ts). */
+/** Every 1 ms: enough samples in a 1 s quick run, and a cost near the noise (see the note in bench/main.ts). */
 export const SAMPLING_INTERVAL_US = 1000;
 const TOP = 8;
 

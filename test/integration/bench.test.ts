@@ -44,7 +44,7 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
     assert.equal(report.mode, 'quick');
     assert.ok(report.machine.nproc, 'machine info');
-    assert.equal(report.config.warmupSeconds, 1);
+    assert.equal(report.config.warmupSeconds, 0.5);
     assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
     // fan-out: every pin reached every follower's stored feed, timed; the workers counted each insertion.
     const f = report.fanout;
