@@ -25,10 +25,11 @@ import { topologyCommands } from './cli/topologyCommands.ts';
 import { topologyOpsCommands } from './cli/topologyOpsCommands.ts';
 import { workerCommands } from './cli/workerCommands.ts';
 import { StackError } from './stack/errors.ts';
+import { PROJECT_ROOT } from './core/projectRoot.ts';
 
 const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...importCommands, ...repairCommands, ...serverCommands, ...workerCommands];
 
-const root = resolve(import.meta.dirname, '..');
+const root = PROJECT_ROOT;
 
 /** One line for the operator: the message, what caused it, and where a log is. */
 function describeError(err: unknown): { line: string; more: boolean } {

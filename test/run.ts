@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
+import { ensureBuilt } from '../scripts/build.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -34,6 +35,11 @@ const integration = unitOnly ? [] : selected(testFiles(join(root, 'test/integrat
 const stackDir = process.env.SHARDQL_STACK_DIR ?? join(root, '.stack');
 let startedHere = false;
 if (integration.length > 0) {
+  // The tests that start `shardql` processes run the build (test/helpers/cli.ts): built once here,
+  // before any of them, so a source that does not build fails the run at once with esbuild's message.
+  const built = Date.now();
+  ensureBuilt(root);
+  console.log(`[build] dist/cli.mjs current (${Date.now() - built} ms)`);
   const before = await stackStatus(stackDir);
   startedHere = !before.services.every((s) => s.running) || before.info === null;
   const t0 = Date.now();

@@ -1,8 +1,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../core/projectRoot.ts';
 
 /** The SDL in schema/*.graphql: the source of truth for the API. */
-export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
+export const SCHEMA_DIR = join(PROJECT_ROOT, 'schema');
 
 export function loadTypeDefs(dir: string = SCHEMA_DIR): string {
   return readdirSync(dir)

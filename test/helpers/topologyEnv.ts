@@ -21,6 +21,7 @@ import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { assertNoLeak, type GqlResult, TEST_JWT_SECRET } from './gateway.ts';
 import type { AckedWrite } from './load.ts';
 import { writablePrimaries, type TestEnv } from './env.ts';
+import { cliArgv } from './cli.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 export const TOPOLOGY_STACKS_DIR = resolve(root, '.stack-topology');
@@ -133,7 +134,7 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
       const started = Date.now();
       const childEnv: Record<string, string | undefined> = { ...process.env, SHARDQL_STACK_DIR: dir };
       for (const k of Object.keys(childEnv)) if (/^SHARDQL_(ETCD|MYSQL_|TOPOLOGY_KEY|REDIS|MEMCACHED)/.test(k)) delete childEnv[k];
-      const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), ...args], {
+      const child = spawn(process.execPath, cliArgv(...args), {
         cwd: root,
         env: childEnv,
         stdio: ['ignore', 'pipe', 'pipe'],

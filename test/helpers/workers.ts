@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cliArgv } from './cli.ts';
 import assert from 'node:assert/strict';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -30,7 +31,7 @@ function childEnv(env: Readonly<Record<string, string>>): Record<string, string 
 
 /** Starts `shardql worker` and waits for its `worker_started` line. */
 export async function startWorkerProcess(env: Readonly<Record<string, string>>, args: readonly string[] = []): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), 'worker', ...args], {
+  const child = spawn(process.execPath, cliArgv('worker', ...args), {
     cwd: root,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,7 +69,7 @@ export async function startWorkerProcess(env: Readonly<Record<string, string>>, 
 
 /** `shardql <args>` to completion. */
 export async function runCli(env: Readonly<Record<string, string>>, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv(...args), { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

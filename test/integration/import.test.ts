@@ -20,6 +20,7 @@ import mysql from 'mysql2/promise';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, runCli, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
+import { cliArgv } from '../helpers/cli.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { MAPPING_TABLES, MAPPINGS } from '../../src/core/mappings.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../../src/core/objectTypes.ts';
@@ -62,7 +63,7 @@ const worker = (): Promise<WorkerProcess> => workers.start();
 
 /** `shardql import …` as a child process, not awaited (to be killed). */
 function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), ...args], { cwd: root, env: { ...process.env, ...workerEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv(...args), { cwd: root, env: { ...process.env, ...workerEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
   clis.push(child);
   let stdout = '';
   let stderr = '';

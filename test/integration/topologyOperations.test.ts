@@ -27,6 +27,7 @@ import { startDelayProxy } from '../helpers/delayProxy.ts';
 import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { createUsers, ms, type LoadUser } from '../helpers/load.ts';
 import { TOPOLOGY_KEY, topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
+import { cliArgv } from '../helpers/cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let env: TopologyEnv;
@@ -93,7 +94,7 @@ async function pinTitle(user: LoadUser, id: string): Promise<unknown> {
 async function startGatewayProcess(): Promise<{ child: ChildProcess; id: string; log(): string }> {
   const childEnv: Record<string, string | undefined> = { ...process.env, SHARDQL_STACK_DIR: env.dir, SHARDQL_PORT: '0' };
   for (const k of Object.keys(childEnv)) if (/^SHARDQL_(ETCD|MYSQL_|TOPOLOGY_KEY|REDIS|MEMCACHED|ENV)/.test(k)) delete childEnv[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli.ts'), 'serve'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv('serve'), { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   let stdout = '';

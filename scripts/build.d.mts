@@ -1,0 +1,6 @@
+/** Types of scripts/build.mjs (see there). */
+export declare const ROOT: string;
+export declare function cliPath(root?: string): string;
+export declare function isStale(root?: string): boolean;
+export declare function build(root?: string): string;
+export declare function ensureBuilt(root?: string): string;
