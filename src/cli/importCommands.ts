@@ -44,7 +44,13 @@ import { configFor, println, publishedTopology, withJobQueue, withStorage } from
 export const DEFAULT_CHUNK_ROWS = 20_000;
 /** `--since last` starts this long before the previous pass began (rows whose times lag their commit). */
 export const SINCE_LAST_OVERLAP_MS = 60_000;
+/**
+ * The ledger is read every POLL_MS at first, then less often as a phase runs longer (a twentieth of
+ * its time so far, at most MAX_POLL_MS): a delta pass of a cutover notices its end within 250 ms,
+ * and a long pass does not spend a few percent of a core reading a growing ledger 4 times a second.
+ */
 const POLL_MS = 250;
+const MAX_POLL_MS = 2000;
 
 /** `last`, an ISO 8601 time, or epoch milliseconds. */
 export function parseSince(text: string): number | 'last' {
@@ -260,6 +266,7 @@ async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof J
         await c.enqueue(queue);
       }
     }
+    const phaseStarted = Date.now();
     for (;;) {
       done = await storage.imports.chunks(run.source, run.run);
       const left = phase.chunks.filter((c) => !done.has(c.name));
@@ -282,7 +289,7 @@ async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof J
         hinted = true;
         println(ctx.stderr, 'No chunk has finished for 15 s: is a worker serving the import queue? Start one: shardql worker (or shardql worker --queues import)');
       }
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await new Promise((r) => setTimeout(r, Math.min(MAX_POLL_MS, Math.max(POLL_MS, (Date.now() - phaseStarted) / 20))));
     }
   }
 }
