@@ -38,11 +38,20 @@ import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts'
 const KEYS = ['shardql:{inv}:epoch', 'shardql:{inv}:seq', 'shardql:{inv}:log', 'shardql:{inv}:unshared', 'shardql:{inv}:run'] as const;
 
 /**
+ * The log and the barrier write even when Redis is full (`allow-oom`). With `maxmemory` and the
+ * `noeviction` policy (which the job queues need), a full Redis refuses every other write but
+ * still answers reads: were appends refused while barriers passed, other gateways would keep
+ * serving from L1 what a write acknowledged meanwhile had changed. The log stays bounded (trimmed
+ * to `maxEntries`; the unshared set is emptied by sweeps).
+ */
+const ALLOW_OOM = '#!lua flags=allow-oom\n';
+
+/**
  * ARGV: entry, kept entries, fresh epoch, then the keys whose shared layer (memcached, Redis
  * lists) the writer could not invalidate, if any: those are also recorded in the `unshared` set
  * (score: this entry's position) until a sweep has invalidated them.
  */
-const APPEND = `
+const APPEND = `${ALLOW_OOM}
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[3]) end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('RPUSH', KEYS[3], ARGV[1])
@@ -50,7 +59,7 @@ redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
 for i = 4, #ARGV do redis.call('ZADD', KEYS[4], seq, ARGV[i]) end
 return seq`;
 
-const BARRIER = `
+const BARRIER = `${ALLOW_OOM}
 local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 local epoch = redis.call('GET', KEYS[1])
 if not epoch or redis.call('GET', KEYS[5]) ~= run then

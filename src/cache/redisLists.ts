@@ -24,18 +24,25 @@ import { withTimeout } from './withTimeout.ts';
  * (`pipelinePerNode`): lists spread over a Redis Cluster's primaries, no hash tag needed.
  */
 
-/** ARGV: field, new generation (used only if the list is absent), TTL ms. Returns [generation, value]. */
+/**
+ * ARGV: field, new generation (used only if the list is absent), TTL ms. Returns [generation, value].
+ * A full Redis (`maxmemory`, `noeviction`) refuses the new generation: then [false, false], a miss
+ * with no token (read MySQL, fill nothing), not an error: lists Redis holds are still served, and
+ * the layer's breaker does not trip on a Redis that answers.
+ */
 const PROBE = `
 local r = redis.call('HMGET', KEYS[1], '_gen', ARGV[1])
 if r[2] or r[1] then return r end
-redis.call('HSET', KEYS[1], '_gen', ARGV[2])
+local set = redis.pcall('HSET', KEYS[1], '_gen', ARGV[2])
+if type(set) == 'table' and set.err then return {false, false} end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {ARGV[2], false}`;
 
-/** ARGV: token, field, value, TTL ms. */
+/** ARGV: token, field, value, TTL ms. Returns 1 if filled, 0 if not (another generation, or Redis full). */
 const FILL = `
 if redis.call('HGET', KEYS[1], '_gen') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+local set = redis.pcall('HSET', KEYS[1], ARGV[2], ARGV[3])
+if type(set) == 'table' and set.err then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
