@@ -1,5 +1,6 @@
 import memjs from 'memjs';
 import { createRedisClient, type RedisClient, type RedisTarget } from '../redis/redisClient.ts';
+import { outdatedRedisServers } from '../redis/redisVersion.ts';
 import { InvalidationLog } from './invalidationLog.ts';
 import { MemcachedObjects } from './memcachedObjects.ts';
 import { RedisLists } from './redisLists.ts';
@@ -47,13 +48,16 @@ function byLayer(keys: readonly string[]): { objects: string[]; lists: string[] 
  * every gateway's L1 like any write. Both clients reconnect by themselves; while a cache is down,
  * reads go to MySQL.
  */
-export async function createCacheLayers(opts: CacheLayersOptions): Promise<CacheLayers & { readonly redisReachable: boolean }> {
+export async function createCacheLayers(
+  opts: CacheLayersOptions,
+): Promise<CacheLayers & { readonly redisReachable: boolean; /** Servers older than the scripts need (`host:port version`), if Redis answered. */ readonly redisOutdated: readonly string[] }> {
   const timeoutMs = opts.timeoutMs ?? 500;
   const redis = createRedisClient(opts.redis, { role: 'cache', name: 'shardql-cache', timeoutMs });
   const redisReachable = await redis.connect().then(
     () => true,
     () => false,
   );
+  const redisOutdated = redisReachable ? await outdatedRedisServers(redis).catch(() => []) : [];
   const memcached = memjs.Client.create(opts.memcached, {
     timeout: timeoutMs / 1000,
     conntimeout: 1,
@@ -79,6 +83,7 @@ export async function createCacheLayers(opts: CacheLayersOptions): Promise<Cache
   return {
     redis,
     redisReachable,
+    redisOutdated,
     objects,
     lists,
     near,

@@ -22,6 +22,7 @@ import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
+import { outdatedRedisServers } from '../../src/redis/redisVersion.ts';
 
 const PROFILE = `query($id: ID!) { user(id: $id) { username pinCount followerCount
   boards(first: 10) { edges { node { id name pinCount
@@ -56,6 +57,12 @@ after(async () => {
 function nodeOfEachKey(byNode: Map<string, string[]>): Map<string, string> {
   return new Map([...byNode].flatMap(([node, keys]) => keys.map((k): [string, string] => [k, node])));
 }
+
+test("the version check asks each of the cluster's primaries", async () => {
+  assert.deepEqual(await outdatedRedisServers(cluster.client), [], 'the stack runs Redis 7');
+  const named = await outdatedRedisServers(cluster.client, '99.0.0');
+  assert.deepEqual(named.map((n) => n.split(' ')[0]).sort(), cluster.nodes.map((n) => `${n.host}:${n.port}`).sort());
+});
 
 describe('Redis Cluster: the shared caches', () => {
   let owner: bigint;

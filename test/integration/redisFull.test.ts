@@ -8,6 +8,7 @@
  *     gateway's L1 would keep serving the old value);
  *   - a list probe still serves what Redis holds, answers a list it does not hold as a miss with
  *     no token (nothing to fill) instead of an error, and a fill writes nothing and fails nothing.
+ * And the version check every gateway and worker runs at start (scripts flags need Redis 7.0).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { InvalidationLog } from '../../src/cache/invalidationLog.ts';
 import { RedisLists } from '../../src/cache/redisLists.ts';
 import { CacheStats } from '../../src/cache/cacheStats.ts';
 import { allocatePorts, LOOPBACK } from '../../src/stack/net.ts';
+import { outdatedRedisServers } from '../../src/redis/redisVersion.ts';
 
 let server: ChildProcess;
 let writer: Redis;
@@ -95,4 +97,11 @@ test('a full Redis (noeviction): the invalidation log still works, and list prob
   await writer.config('SET', 'maxmemory', '0');
   const again = await lists.probe([absent]);
   assert.ok(again.tokens.get(0), 'with room again, a miss gets its token');
+});
+
+test('the version check: this Redis is recent enough, and is named when a newer one is required', async () => {
+  const port = writer.options.port;
+  assert.deepEqual(await outdatedRedisServers(writer), []);
+  const version = /redis_version:(\S+)/.exec(await writer.info('server'))![1];
+  assert.deepEqual(await outdatedRedisServers(writer, '99.0.0'), [`${LOOPBACK}:${port} ${version}`]);
 });
