@@ -31,12 +31,17 @@ interface Attempt {
   crashed: boolean;
 }
 const attempts = new AsyncLocalStorage<Attempt>();
+/** Intents whose completion after the answer failed and was left to the repair pass, as the executor reports them. */
+const leftToRepair: string[] = [];
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
   writes = new ProductWrites({
     storage: env.storage,
     topology: () => env.topology,
+    log: (event, fields) => {
+      if (event === 'intent_completion_deferred_to_repair') for (const i of fields?.intents as string[]) leftToRepair.push(`${i} (${String(fields?.error)})`);
+    },
     faults: (point, kind) => {
       const attempt = attempts.getStore();
       if (attempt) {
@@ -422,6 +427,7 @@ describe('Writes: contention', () => {
       fans.push(i % 2 === 0 ? await userOnOtherHost(`race_fan${i}_`, owner.id) : await writes.createUser({ username: `race_near${i}` }));
     let failures = 0;
     let done = 0;
+    leftToRepair.length = 0;
     await Promise.all(
       Array.from({ length: 16 }, async (_, c) => {
         const fan = fans[c % fans.length]!;
@@ -435,11 +441,18 @@ describe('Writes: contention', () => {
         }
       }),
     );
-    console.log(`# contention: ${done} likes/unlikes of one pin from 16 clients, ${failures} failed`);
     assert.equal(failures, 0, 'deadlock victims are retried, not surfaced');
     const { fixes, pendingIntents } = await invariantsHold();
+    console.log(`# contention: ${done} likes/unlikes of one pin from 16 clients, ${failures} failed; completions left to the repair pass: ${leftToRepair.length ? leftToRepair.join('; ') : 'none'}`);
     assert.deepEqual(fixes, []);
-    assert.equal(pendingIntents, 0);
+    // A completion after the answer that fails (e.g. deadlocked 4 times by the 16 clients) leaves its
+    // intent to the repair pass, and says so; any other intent left is a bug.
+    assert.equal(pendingIntents, leftToRepair.length, `intents left ${pendingIntents}, reported as left to repair: ${leftToRepair.join('; ')}`);
+    if (pendingIntents > 0) {
+      await repairIntents(env.storage, env.topology, { minAgeMs: 0 });
+      const after = await invariantsHold();
+      assert.deepEqual(after, { fixes: [], pendingIntents: 0 }, 'the repair pass completes what was left to it');
+    }
   });
 });
 
