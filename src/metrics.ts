@@ -19,7 +19,12 @@ export class GatewayMetrics {
   readonly #sql = new Counter({ name: 'shardql_sql_round_trips_total', help: 'SQL round trips to shard hosts', registers: [this.registry] });
   readonly #cache = new Counter({ name: 'shardql_cache_operations_total', help: 'Cache hits, misses, errors and round trips', labelNames: ['layer', 'kind'], registers: [this.registry] });
   /** Rate-limit decisions: `allowed`, `refused` (429), `error` (Redis failed: the request went through). */
-  readonly rateLimit = new Counter({ name: 'shardql_rate_limit_total', help: 'Rate-limit decisions by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly rateLimit = new Counter({
+    name: 'shardql_rate_limit_total',
+    help: 'Rate-limit decisions by outcome (allowed, refused; error: the shared limiter failed) and limiter (redis: shared by replicas; local: this process, while Redis cannot answer)',
+    labelNames: ['outcome', 'limiter'],
+    registers: [this.registry],
+  });
   readonly topologyRevision = new Gauge({ name: 'shardql_topology_revision', help: 'etcd revision of the topology in force', registers: [this.registry] });
   readonly topologyAge = new Gauge({ name: 'shardql_topology_age_seconds', help: 'Seconds since the topology in force was confirmed current', registers: [this.registry] });
   readonly #queueJobs = new Gauge({ name: 'shardql_queue_jobs', help: 'Background jobs per queue and state (waiting, active, delayed, failed)', labelNames: ['queue', 'state'], registers: [this.registry] });

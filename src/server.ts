@@ -16,7 +16,8 @@ import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { unpatchedDependencies } from './graphql/apolloPatch.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
-import { RedisRateLimits } from './cache/rateLimits.ts';
+import { LocalRateLimits, RedisRateLimits } from './cache/rateLimits.ts';
+import { LayerBreaker } from './cache/breaker.ts';
 import type { GatewayContext } from './graphql/context.ts';
 import { createHandler } from './http/handler.ts';
 import { rateLimitAdmission } from './http/admission.ts';
@@ -227,9 +228,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     };
   };
 
-  // Rate limits in Redis (all replicas share them); a Redis failure lets the request through.
+  // Rate limits in Redis (all replicas share them); while Redis cannot answer, this gateway's own buckets.
   const admit = config.rateLimit
-    ? rateLimitAdmission({ limiter: new RedisRateLimits({ redis, ...config.rateLimit }), log, onOutcome: (outcome) => metrics.rateLimit.inc({ outcome }) })
+    ? rateLimitAdmission({
+        limiter: new RedisRateLimits({ redis, ...config.rateLimit }),
+        local: new LocalRateLimits(config.rateLimit),
+        breaker: new LayerBreaker(),
+        log,
+        onOutcome: (outcome, limiter) => metrics.rateLimit.inc({ outcome, limiter }),
+      })
     : undefined;
 
   const handler = createHandler({

@@ -70,14 +70,43 @@ export interface RateLimitOptions {
 
 export type Admission = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number; readonly scope: 'viewer' | 'address' };
 
+type Scope = 'viewer' | 'address';
+interface BucketRef {
+  readonly key: string;
+  readonly rate: Rate;
+  readonly scope: Scope;
+}
+
+/** The buckets a request takes from: its viewer's (if it has one and that limit is set) and its address's. */
+function bucketsOf(opts: { readonly perViewer?: Rate | undefined; readonly perAddress?: Rate | undefined }, prefix: string, who: Who): BucketRef[] {
+  const buckets: BucketRef[] = [];
+  if (who.viewer !== undefined && opts.perViewer) buckets.push({ key: `${prefix}v:${who.viewer}`, rate: opts.perViewer, scope: 'viewer' });
+  if (opts.perAddress) buckets.push({ key: `${prefix}a:${who.address}`, rate: opts.perAddress, scope: 'address' });
+  return buckets;
+}
+
+/** The verdict from each bucket's wait (0 = it gave): refused by the longest wait, naming its scope. */
+function verdictOf(buckets: readonly BucketRef[], waits: readonly number[]): Admission {
+  const longest = waits.reduce((worst, wait, i) => (wait > (waits[worst] ?? 0) ? i : worst), 0);
+  const waitMs = waits[longest] ?? 0;
+  if (waitMs <= 0) return { allowed: true };
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), scope: buckets[longest]!.scope };
+}
+
+/** Who a request is, for its buckets. */
+export interface Who {
+  readonly viewer?: string | undefined;
+  readonly address: string;
+}
+
 /**
  * Rate limits kept in Redis, so they hold across gateway replicas: a request takes from the
  * viewer's and the address's token buckets (one script per bucket, sent together: one round trip)
  * and is admitted only if both had enough; a bucket that gave while the other refused gets its
  * tokens back (a second round trip, on refusals only). Between the two, a concurrent request can
  * only find fewer tokens, never more: the limits are never exceeded. Each bucket is its own key,
- * so on a Redis Cluster buckets spread over the primaries. Redis errors are thrown to the caller,
- * which fails open (a cache outage must not become an API outage).
+ * so on a Redis Cluster buckets spread over the primaries. Redis errors are thrown to the caller
+ * (`rateLimitAdmission`), which then asks this process's own buckets (`LocalRateLimits`).
  */
 export class RedisRateLimits {
   readonly #opts: RateLimitOptions;
@@ -93,16 +122,81 @@ export class RedisRateLimits {
   }
 
   /** Takes `cost` requests (1, or the size of a batch) from the buckets of this viewer and address. */
-  async take(who: { readonly viewer?: string | undefined; readonly address: string }, cost = 1): Promise<Admission> {
-    const buckets: { key: string; rate: Rate; scope: 'viewer' | 'address' }[] = [];
-    if (who.viewer !== undefined && this.#opts.perViewer) buckets.push({ key: `${this.#prefix}v:${who.viewer}`, rate: this.#opts.perViewer, scope: 'viewer' });
-    if (this.#opts.perAddress) buckets.push({ key: `${this.#prefix}a:${who.address}`, rate: this.#opts.perAddress, scope: 'address' });
+  async take(who: Who, cost = 1): Promise<Admission> {
+    const buckets = bucketsOf(this.#opts, this.#prefix, who);
     if (buckets.length === 0) return { allowed: true };
     const waits = await Promise.all(buckets.map((b) => this.#redis.shardqlRateTake(b.key, cost, b.rate.limit, b.rate.windowMs)));
-    const longest = waits.reduce((worst, wait, i) => (wait > (waits[worst] ?? 0) ? i : worst), 0);
-    const waitMs = waits[longest] ?? 0;
-    if (waitMs <= 0) return { allowed: true };
-    await Promise.all(buckets.flatMap((b, i) => (waits[i] === 0 ? [this.#redis.shardqlRateGiveBack(b.key, cost, b.rate.limit)] : [])));
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), scope: buckets[longest]!.scope };
+    const verdict = verdictOf(buckets, waits);
+    if (!verdict.allowed) await Promise.all(buckets.flatMap((b, i) => (waits[i] === 0 ? [this.#redis.shardqlRateGiveBack(b.key, cost, b.rate.limit)] : [])));
+    return verdict;
+  }
+}
+
+export interface LocalRateLimitOptions {
+  readonly perViewer?: Rate | undefined;
+  readonly perAddress?: Rate | undefined;
+  /** The most buckets held; beyond it the least recently used go (a bucket gone is a full one). Default 100,000. */
+  readonly maxBuckets?: number;
+  /** The clock, ms. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * The same token buckets as `RedisRateLimits` (TAKE's arithmetic, the same give-back), held in
+ * this process: what a gateway enforces on its own while Redis cannot answer, so an outage of
+ * Redis lifts no limit. Each replica then keeps its own buckets, starting full: with N replicas
+ * behind a balancer a client gets up to N times its limit until Redis answers again. Bounded: at
+ * most `maxBuckets` (least recently used first out); a bucket idle for a whole window is full, so
+ * it is dropped as Redis's PEXPIRE drops it.
+ */
+export class LocalRateLimits {
+  readonly #opts: LocalRateLimitOptions;
+  readonly #now: () => number;
+  readonly #max: number;
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(opts: LocalRateLimitOptions) {
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#max = opts.maxBuckets ?? 100_000;
+  }
+
+  /** How many buckets it holds now. */
+  get size(): number {
+    return this.#buckets.size;
+  }
+
+  take(who: Who, cost = 1): Admission {
+    const buckets = bucketsOf(this.#opts, '', who);
+    if (buckets.length === 0) return { allowed: true };
+    const now = this.#now();
+    const waits = buckets.map((b) => this.#take(b, cost, now));
+    const verdict = verdictOf(buckets, waits);
+    if (!verdict.allowed) {
+      for (const [i, b] of buckets.entries()) {
+        const held = waits[i] === 0 ? this.#buckets.get(b.key) : undefined;
+        if (held) held.tokens = Math.min(b.rate.limit, held.tokens + cost);
+      }
+    }
+    return verdict;
+  }
+
+  /** TAKE on one bucket: 0 and `cost` taken, or the ms until it would have it (nothing taken). */
+  #take(b: BucketRef, cost: number, now: number): number {
+    const cap = b.rate.limit;
+    const window = b.rate.windowMs;
+    const held = this.#buckets.get(b.key);
+    let tokens = held && now - held.at < window ? held.tokens : cap;
+    const at = held?.at ?? now;
+    if (now > at) tokens = Math.min(cap, tokens + ((now - at) * cap) / window);
+    if (tokens < cost) return Math.ceil(((cost - tokens) * window) / cap);
+    // Taken: it becomes the most recently used.
+    this.#buckets.delete(b.key);
+    this.#buckets.set(b.key, { tokens: tokens - cost, at: now });
+    for (const key of this.#buckets.keys()) {
+      if (this.#buckets.size <= this.#max) break;
+      this.#buckets.delete(key);
+    }
+    return 0;
   }
 }

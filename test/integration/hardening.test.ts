@@ -16,6 +16,8 @@ let env: TestEnv;
 let writes: ProductWrites;
 let alice: { id: string };
 let bob: { id: string };
+/** Only the rate-limit cut test acts as carol: her shared bucket is untouched before it. */
+let carol: { id: string };
 let pin: string;
 
 before(async () => {
@@ -27,6 +29,7 @@ before(async () => {
   for (let i = 1; env.storage.router.hostOfId(b.id) === env.storage.router.hostOfId(a.id); i++) b = await writes.createUser({ username: `bob${i}` });
   alice = { id: String(a.id) };
   bob = { id: String(b.id) };
+  carol = { id: String((await writes.createUser({ username: 'carol' })).id) };
   const board = await writes.createBoard(a.id, { name: 'Maps' });
   pin = String((await writes.createPin(a.id, board.id, { title: 'Sea charts' })).id);
 });
@@ -35,6 +38,11 @@ after(async () => {
 });
 
 /** One counter of the Prometheus exposition of a gateway. */
+/** Rate-limit decisions a gateway counted with this outcome, by this limiter. */
+function decisions(url: string, outcome: 'allowed' | 'refused', limiter: 'redis' | 'local'): Promise<number> {
+  return metric(url, new RegExp(`^shardql_rate_limit_total\\{outcome="${outcome}",limiter="${limiter}"\\} (\\d+)`, 'm'));
+}
+
 async function metric(url: string, line: RegExp): Promise<number> {
   const m = await checkedFetch(env, `${url}/metrics`);
   const found = line.exec(m.text);
@@ -201,11 +209,14 @@ describe('Rate limits (Redis token buckets, shared by replicas)', () => {
     const byAddress = await ask(gw);
     assert.equal(byAddress.status, 429);
     assert.equal(byAddress.body.errors![0]!.extensions!.scope, 'address');
-    const refusedCount = (await metric(gw.url, /^shardql_rate_limit_total\{outcome="refused"\} (\d+)/m)) + (await metric(replica.url, /^shardql_rate_limit_total\{outcome="refused"\} (\d+)/m));
+    const refusedCount = (await decisions(gw.url, 'refused', 'redis')) + (await decisions(replica.url, 'refused', 'redis'));
     console.log(`# rate limits: viewer 3/60s → 4th refused (429, Retry-After ${ext.retryAfterSeconds} s, on both replicas); address 8/60s → 9th refused; ${refusedCount} refusals counted`);
+    // Refused: alice's 4th on gw, again there by Retry-After's fetch, once on the replica; the address's 9th.
+    assert.equal(refusedCount, 4);
+    assert.equal((await decisions(gw.url, 'refused', 'local')) + (await decisions(replica.url, 'refused', 'local')), 0, 'Redis decided every one');
   });
 
-  test('Redis down: requests go through (fail open), counted as errors', async () => {
+  test('Redis unreachable: each gateway keeps the limits with its own buckets, no request fails for it', async () => {
     const closed = await new Promise<number>((resolve) => {
       const s = createServer();
       s.listen(0, '127.0.0.1', () => {
@@ -213,19 +224,66 @@ describe('Rate limits (Redis token buckets, shared by replicas)', () => {
         s.close(() => resolve(port));
       });
     });
-    const open = await startTestGateway(env, 'ratelimit-redis-down', { redis: { host: '127.0.0.1', port: closed }, rateLimit: { perViewer: { limit: 1, windowMs: 60_000 }, perAddress: { limit: 1, windowMs: 60_000 } } });
+    const open = await startTestGateway(env, 'ratelimit-redis-down', { redis: { host: '127.0.0.1', port: closed }, rateLimit: { perViewer: { limit: 3, windowMs: 60_000 }, perAddress: { limit: 8, windowMs: 60_000 } } });
     try {
       const token = await open.token(alice.id);
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 3; i++) {
         const r = await open.gql('query($p: ID!) { pin(id: $p) { id } }', { p: pin }, { token });
         assert.equal(r.status, 200);
         assert.equal(r.body.data.pin.id, pin);
       }
-      const errors = await metric(open.url, /^shardql_rate_limit_total\{outcome="error"\} (\d+)/m);
-      assert.equal(errors, 5);
-      console.log(`# rate limits: Redis down → 5/5 requests served, ${errors} limiter errors counted`);
+      const refused = await open.gql('query($p: ID!) { pin(id: $p) { id } }', { p: pin }, { token });
+      assert.equal(refused.status, 429);
+      assert.deepEqual(codes(refused), ['RATE_LIMITED']);
+      assert.equal(refused.body.errors![0]!.extensions!.scope, 'viewer');
+      assert.equal(refused.body.errors![0]!.extensions!.retryAfterSeconds, 20);
+      assert.equal(await decisions(open.url, 'allowed', 'local'), 3);
+      assert.equal(await decisions(open.url, 'refused', 'local'), 1);
+      assert.equal((await decisions(open.url, 'allowed', 'redis')) + (await decisions(open.url, 'refused', 'redis')), 0);
+      // Each request tries Redis until the breaker opens (2 failures in a row), then again after its 1 s cooldown.
+      const errors = await metric(open.url, /^shardql_rate_limit_total\{outcome="error",limiter="redis"\} (\d+)/m);
+      assert.ok(errors >= 2 && errors <= 4, `limiter errors: ${errors}`);
+      console.log(`# rate limits: Redis unreachable → 3/3 served by the gateway's own buckets, the 4th refused (429 viewer); ${errors} limiter errors counted`);
     } finally {
       await open.stop();
+    }
+  });
+
+  test('Redis cut, then back: the limit holds throughout, and the shared bucket resumes where it was', async () => {
+    const proxy = await startDelayProxy(env.stack.redis);
+    const g = await startTestGateway(env, 'ratelimit-redis-cut', { redis: { host: '127.0.0.1', port: proxy.port }, rateLimit: { perViewer: { limit: 3, windowMs: 60_000 }, perAddress: undefined } });
+    try {
+      const token = await g.token(carol.id);
+      const ask = () => g.gql('{ __typename }', {}, { token });
+      for (let i = 0; i < 2; i++) assert.equal((await ask()).status, 200);
+      assert.equal(await decisions(g.url, 'allowed', 'redis'), 2, 'Redis decides while it answers');
+      proxy.cut = true;
+      // The gateway's own bucket starts full: 3 more, then refused.
+      for (let i = 0; i < 3; i++) assert.equal((await ask()).status, 200);
+      const cutRefusal = await ask();
+      assert.equal(cutRefusal.status, 429);
+      assert.equal(cutRefusal.body.errors![0]!.extensions!.scope, 'viewer');
+      assert.equal(await decisions(g.url, 'allowed', 'local'), 3);
+      assert.equal(await decisions(g.url, 'refused', 'local'), 1);
+      proxy.cut = false;
+      // Until the client reconnects and the breaker lets Redis try again, the local bucket (empty) refuses;
+      // then Redis decides, and its bucket still has the 1 token left from before the cut.
+      const deadline = Date.now() + 15_000;
+      let status = 429;
+      while ((await decisions(g.url, 'allowed', 'redis')) === 2 && Date.now() < deadline) {
+        status = (await ask()).status;
+        if ((await decisions(g.url, 'allowed', 'redis')) === 2) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(status, 200, 'the request Redis decided after the cut was admitted');
+      assert.equal(await decisions(g.url, 'allowed', 'redis'), 3, 'Redis decides again once it answers');
+      const after = await ask();
+      assert.equal(after.status, 429, "the shared bucket's 3 are used: 2 before the cut, 1 after");
+      assert.equal(await decisions(g.url, 'refused', 'redis'), 1);
+      const local = await decisions(g.url, 'refused', 'local');
+      console.log(`# rate limits: Redis cut → 3 more by the gateway's own bucket, then 429; back → Redis decides with its bucket as it was (${local - 1} local refusals while reconnecting)`);
+    } finally {
+      await g.stop();
+      await proxy.close();
     }
   });
 });

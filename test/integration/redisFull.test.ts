@@ -7,7 +7,8 @@
  *     a view that no longer holds the key (were the append refused while barriers passed, that
  *     gateway's L1 would keep serving the old value);
  *   - a list probe still serves what Redis holds, answers a list it does not hold as a miss with
- *     no token (nothing to fill) instead of an error, and a fill writes nothing and fails nothing.
+ *     no token (nothing to fill) instead of an error, and a fill writes nothing and fails nothing;
+ *   - rate limits: the shared buckets cannot be taken from, so the gateway's own decide.
  * And the version check every gateway and worker runs at start (scripts flags need Redis 7.0).
  */
 import { after, before, test } from 'node:test';
@@ -19,6 +20,11 @@ import { RedisLists } from '../../src/cache/redisLists.ts';
 import { CacheStats } from '../../src/cache/cacheStats.ts';
 import { allocatePorts, LOOPBACK } from '../../src/stack/net.ts';
 import { outdatedRedisServers } from '../../src/redis/redisVersion.ts';
+import { LocalRateLimits, RedisRateLimits } from '../../src/cache/rateLimits.ts';
+import { LayerBreaker } from '../../src/cache/breaker.ts';
+import { rateLimitAdmission } from '../../src/http/admission.ts';
+import type { RequestScope } from '../../src/http/requestScope.ts';
+import { isShardqlError } from '../../src/core/errors.ts';
 
 let server: ChildProcess;
 let writer: Redis;
@@ -92,6 +98,23 @@ test('a full Redis (noeviction): the invalidation log still works, and list prob
   assert.equal(stats.layers.redis.errors, 0, 'a refused fill is no error either');
   assert.equal(await reader.hget(held.list, 'p2'), null, 'and it wrote nothing');
   assert.equal(await reader.exists(absent.list), 0, 'no generation was made for the absent list');
+
+  // Rate limits: the shared bucket cannot be written, so this gateway's own buckets decide (and still refuse).
+  const rates = { perViewer: { limit: 2, windowMs: 60_000 } };
+  await assert.rejects(new RedisRateLimits({ redis: reader, ...rates }).take({ viewer: '9', address: '::1' }), /OOM command not allowed/);
+  const outcomes: string[] = [];
+  const admit = rateLimitAdmission({
+    limiter: new RedisRateLimits({ redis: reader, ...rates }),
+    local: new LocalRateLimits(rates),
+    breaker: new LayerBreaker(),
+    log: () => undefined,
+    onOutcome: (outcome, limiter) => void outcomes.push(`${outcome}:${limiter}`),
+  });
+  const scope = { id: 'r', address: '::1', trace: undefined, operation: undefined, errors: {}, usage: undefined } as unknown as RequestScope;
+  await admit(scope, 9n, 1);
+  await admit(scope, 9n, 1);
+  await assert.rejects(admit(scope, 9n, 1), (e: unknown) => isShardqlError(e, 'RATE_LIMITED'));
+  assert.deepEqual(outcomes, ['error:redis', 'allowed:local', 'error:redis', 'allowed:local', 'refused:local']);
 
   // Room again: the absent list gets its generation and can be filled.
   await writer.config('SET', 'maxmemory', '0');
