@@ -5,7 +5,8 @@ import { compileTrustedProxies } from './http/clientAddress.ts';
 import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
 import { parseTestFault, type TestFault } from './services/testFaults.ts';
-import type { RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
+import { readFileSync } from 'node:fs';
+import type { RedisAccess, RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -223,10 +224,44 @@ function redisTarget(env: Env, stack: StackInfo | undefined): RedisTarget {
   const single = env.SHARDQL_REDIS || undefined;
   const cluster = env.SHARDQL_REDIS_CLUSTER || undefined;
   if (single !== undefined && cluster !== undefined) throw new ConfigError('SHARDQL_REDIS and SHARDQL_REDIS_CLUSTER are both set; set one (the other empty)');
-  if (cluster !== undefined) return { cluster: clusterNodes(cluster) };
-  if (single !== undefined) return hostPort(single, 'SHARDQL_REDIS');
-  if (stack) return stack.redis;
+  const access = redisAccess(env);
+  const withAccess = <T extends object>(where: T): T & { access?: RedisAccess } => (access ? { ...where, access } : where);
+  if (cluster !== undefined) return withAccess({ cluster: clusterNodes(cluster) });
+  if (single !== undefined) return withAccess(hostPort(single, 'SHARDQL_REDIS'));
+  if (stack) return withAccess(stack.redis);
   throw new ConfigError('SHARDQL_REDIS (or SHARDQL_REDIS_CLUSTER) is not set');
+}
+
+/**
+ * SHARDQL_REDIS_USERNAME (an ACL user) and SHARDQL_REDIS_PASSWORD; SHARDQL_REDIS_TLS=1 (TLS,
+ * certificates checked against Node's CA bundle) or SHARDQL_REDIS_TLS_CA=/path/ca.pem (TLS, checked
+ * against that CA). For every Redis client: caches, the log, rate limits, queues, workers, CLI.
+ */
+function redisAccess(env: Env): RedisAccess | undefined {
+  const username = env.SHARDQL_REDIS_USERNAME || undefined;
+  const password = env.SHARDQL_REDIS_PASSWORD || undefined;
+  if (username !== undefined && password === undefined) throw new ConfigError('SHARDQL_REDIS_USERNAME is set without SHARDQL_REDIS_PASSWORD');
+  const tlsFlag = env.SHARDQL_REDIS_TLS || undefined;
+  if (tlsFlag !== undefined && tlsFlag !== '1' && tlsFlag !== '0') throw new ConfigError(`SHARDQL_REDIS_TLS must be 1 or 0, got ${JSON.stringify(tlsFlag)}`);
+  const caPath = env.SHARDQL_REDIS_TLS_CA || undefined;
+  if (caPath !== undefined && tlsFlag === '0') throw new ConfigError('SHARDQL_REDIS_TLS_CA is set but SHARDQL_REDIS_TLS=0');
+  let tls: RedisAccess['tls'];
+  if (caPath !== undefined) tls = { ca: readPem(caPath, 'SHARDQL_REDIS_TLS_CA') };
+  else if (tlsFlag === '1') tls = {};
+  if (username === undefined && password === undefined && tls === undefined) return undefined;
+  return { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}), ...(tls ? { tls } : {}) };
+}
+
+/** A PEM file named by a variable, read once at start: a clear error if it is missing or is not PEM. */
+function readPem(path: string, name: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name} names a file that cannot be read: ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`${name} must name a PEM file of certificates, got ${JSON.stringify(path)}, which holds none`);
+  return text;
 }
 
 function clusterNodes(text: string): RedisEndpoint[] {

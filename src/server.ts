@@ -13,6 +13,7 @@ import type { Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
+import { describeRedisTarget } from './redis/redisClient.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { unpatchedDependencies } from './graphql/apolloPatch.ts';
 import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
@@ -146,7 +147,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const nearEntries = config.nearCacheEntries ?? 200_000;
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
   const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, timeoutMs: cacheTimeoutMs, nearEntries, feedSize: feedOptions.size });
-  if (!layers.redisReachable) log('redis_unavailable', {});
+  if (!layers.redisReachable) log('redis_unavailable', { redis: describeRedisTarget(config.redis), error: layers.redisError });
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: no read uses L1, every write waits for the repair pass' }, 'error');
   const redis = layers.redis;
   const metrics = new GatewayMetrics();

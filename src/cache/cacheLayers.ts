@@ -50,13 +50,29 @@ function byLayer(keys: readonly string[]): { objects: string[]; lists: string[] 
  */
 export async function createCacheLayers(
   opts: CacheLayersOptions,
-): Promise<CacheLayers & { readonly redisReachable: boolean; /** Servers older than the scripts need (`host:port version`), if Redis answered. */ readonly redisOutdated: readonly string[] }> {
+): Promise<
+  CacheLayers & {
+    readonly redisReachable: boolean;
+    /** Why Redis did not answer at start (e.g. `WRONGPASS …`, a certificate error, `connect ECONNREFUSED …`). */
+    readonly redisError: string | undefined;
+    /** Servers older than the scripts need (`host:port version`), if Redis answered. */
+    readonly redisOutdated: readonly string[];
+  }
+> {
   const timeoutMs = opts.timeoutMs ?? 500;
   const redis = createRedisClient(opts.redis, { role: 'cache', name: 'shardql-cache', timeoutMs });
+  // A refused login or handshake ends in "Connection is closed."; the client's first error says why.
+  let firstError: string | undefined;
+  const onError = (err: Error): void => void (firstError ??= err.message);
+  redis.on('error', onError);
   const redisReachable = await redis.connect().then(
     () => true,
-    () => false,
+    (err: unknown) => {
+      firstError ??= err instanceof Error ? err.message : String(err);
+      return false;
+    },
   );
+  redis.off('error', onError);
   const redisOutdated = redisReachable ? await outdatedRedisServers(redis).catch(() => []) : [];
   const memcached = memjs.Client.create(opts.memcached, {
     timeout: timeoutMs / 1000,
@@ -83,6 +99,7 @@ export async function createCacheLayers(
   return {
     redis,
     redisReachable,
+    redisError: redisReachable ? undefined : firstError,
     redisOutdated,
     objects,
     lists,

@@ -19,10 +19,23 @@ export interface RedisEndpoint {
 }
 
 /**
- * Where Redis is: one server (`{ host, port }`), or a Redis Cluster named by some of its nodes
- * (`{ cluster: [...] }`; the client asks them for the rest of the cluster and its slot map).
+ * How to get in: a password (`requirepass`, or an ACL user's with `username`) and TLS. For a
+ * cluster, every node is reached the same way.
  */
-export type RedisTarget = RedisEndpoint | { readonly cluster: readonly RedisEndpoint[] };
+export interface RedisAccess {
+  /** An ACL user (Redis 6+); with only a password, the `default` user. */
+  readonly username?: string;
+  readonly password?: string;
+  /** Connect over TLS, checking the server's certificate against `ca` (PEM), else Node's CA bundle. */
+  readonly tls?: { readonly ca?: string };
+}
+
+/**
+ * Where Redis is: one server (`{ host, port }`), or a Redis Cluster named by some of its nodes
+ * (`{ cluster: [...] }`; the client asks them for the rest of the cluster and its slot map); and
+ * how to get in (`access`; none: no password, no TLS).
+ */
+export type RedisTarget = (RedisEndpoint | { readonly cluster: readonly RedisEndpoint[] }) & { readonly access?: RedisAccess };
 
 /** A client of either kind: every command, script (`defineCommand`) and `pipeline` works on both. */
 export type RedisClient = Redis | Cluster;
@@ -58,16 +71,21 @@ export function describeRedisTarget(target: RedisTarget): string {
 
 const endpointText = (e: RedisEndpoint): string => `${e.host}:${e.port}`;
 
-/** Options of one connection (for a cluster: of each node's), by role. */
-function connectionOptions(opts: RedisClientOptions): RedisOptions {
+/** Options of one connection (for a cluster: of each node's), by role, with the target's access. */
+function connectionOptions(opts: RedisClientOptions, access: RedisAccess | undefined): RedisOptions {
   const connectionName = opts.name ?? `shardql-${opts.role}`;
+  const credentials: RedisOptions = {
+    ...(access?.username !== undefined ? { username: access.username } : {}),
+    ...(access?.password !== undefined ? { password: access.password } : {}),
+    ...(access?.tls ? { tls: access.tls.ca !== undefined ? { ca: access.tls.ca } : {} } : {}),
+  };
   switch (opts.role) {
     case 'cache':
-      return { connectionName, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: (opts.timeoutMs ?? 500) * 2 };
+      return { connectionName, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: (opts.timeoutMs ?? 500) * 2, ...credentials };
     case 'producer':
-      return { connectionName, maxRetriesPerRequest: 1, connectTimeout: 2000 };
+      return { connectionName, maxRetriesPerRequest: 1, connectTimeout: 2000, ...credentials };
     case 'worker':
-      return { connectionName, maxRetriesPerRequest: null, connectTimeout: 2000 };
+      return { connectionName, maxRetriesPerRequest: null, connectTimeout: 2000, ...credentials };
   }
 }
 
@@ -88,7 +106,7 @@ export function createRedisClient(target: RedisTarget, opts: RedisClientOptions)
           lazyConnect,
           enableOfflineQueue,
           clusterRetryStrategy: reconnectDelay(opts.role),
-          redisOptions: connectionOptions(opts),
+          redisOptions: connectionOptions(opts, target.access),
         } satisfies ClusterOptions,
       )
     : new Redis({
@@ -97,7 +115,7 @@ export function createRedisClient(target: RedisTarget, opts: RedisClientOptions)
         lazyConnect,
         enableOfflineQueue,
         retryStrategy: reconnectDelay(opts.role),
-        ...connectionOptions(opts),
+        ...connectionOptions(opts, target.access),
       });
   // Without a listener ioredis prints every connection error.
   client.on('error', () => undefined);

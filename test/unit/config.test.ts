@@ -1,4 +1,7 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { parseRate } from '../../src/cache/rateLimits.ts';
@@ -127,6 +130,33 @@ describe('Config: one Redis or a Redis Cluster', () => {
     { name: 'a URL with credentials (not supported)', env: { SHARDQL_REDIS_CLUSTER: 'redis://u:p@a:7000' }, message: /got "redis:\/\/u:p@a:7000"/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+});
+
+describe('Config: getting into Redis (password, ACL user, TLS)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardql-config-'));
+  const pem = join(dir, 'ca.pem');
+  writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+  const notPem = join(dir, 'ca.txt');
+  writeFileSync(notPem, 'hello');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const cases: { name: string; env: Record<string, string>; want: unknown }[] = [
+    { name: 'none: no access', env: {}, want: { host: 'redis', port: 6379 } },
+    { name: 'a password (the default user)', env: { SHARDQL_REDIS_PASSWORD: 's3cret' }, want: { host: 'redis', port: 6379, access: { password: 's3cret' } } },
+    { name: 'an ACL user', env: { SHARDQL_REDIS_USERNAME: 'app', SHARDQL_REDIS_PASSWORD: 's3cret' }, want: { host: 'redis', port: 6379, access: { username: 'app', password: 's3cret' } } },
+    { name: "TLS with Node's CA bundle", env: { SHARDQL_REDIS_TLS: '1' }, want: { host: 'redis', port: 6379, access: { tls: {} } } },
+    { name: 'TLS with a CA file (read at start)', env: { SHARDQL_REDIS_TLS_CA: pem }, want: { host: 'redis', port: 6379, access: { tls: { ca: readFileSync(pem, 'utf8') } } } },
+    { name: 'TLS=0 is no TLS', env: { SHARDQL_REDIS_TLS: '0' }, want: { host: 'redis', port: 6379 } },
+    { name: 'the same for a cluster', env: { SHARDQL_REDIS: '', SHARDQL_REDIS_CLUSTER: 'a:7000', SHARDQL_REDIS_PASSWORD: 'p', SHARDQL_REDIS_TLS: '1' }, want: { cluster: [{ host: 'a', port: 7000 }], access: { password: 'p', tls: {} } } },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(loadConfig({ ...BASE, ...c.env }).redis, c.want));
+  const refused: { name: string; env: Record<string, string>; message: RegExp }[] = [
+    { name: 'a user without a password', env: { SHARDQL_REDIS_USERNAME: 'app' }, message: /SHARDQL_REDIS_USERNAME is set without SHARDQL_REDIS_PASSWORD/ },
+    { name: 'TLS neither 1 nor 0', env: { SHARDQL_REDIS_TLS: 'yes' }, message: /SHARDQL_REDIS_TLS must be 1 or 0, got "yes"/ },
+    { name: 'a CA with TLS off', env: { SHARDQL_REDIS_TLS: '0', SHARDQL_REDIS_TLS_CA: pem }, message: /SHARDQL_REDIS_TLS_CA is set but SHARDQL_REDIS_TLS=0/ },
+    { name: 'a CA file that is not there', env: { SHARDQL_REDIS_TLS_CA: join(dir, 'missing.pem') }, message: /cannot be read: ".*missing\.pem" \(ENOENT\)/ },
+    { name: 'a CA file with no certificate', env: { SHARDQL_REDIS_TLS_CA: notPem }, message: /must name a PEM file of certificates/ },
+  ];
+  for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
 });
 
 describe('Config: running it in production', () => {
