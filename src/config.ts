@@ -7,6 +7,7 @@ import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from '.
 import { parseTestFault, type TestFault } from './services/testFaults.ts';
 import { readFileSync } from 'node:fs';
 import type { RedisAccess, RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
+import type { MysqlCredentials } from './storage/shardRouter.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -19,12 +20,13 @@ export interface GatewayConfig {
   readonly etcdEndpoints: readonly string[];
   /** etcd key of the topology document. Default /shardql/topology. */
   readonly topologyKey: string;
-  readonly mysql: { readonly user: string; readonly password: string };
+  /** The application's account on every shard host, and TLS for its connections (SHARDQL_MYSQL_TLS, _TLS_CA). */
+  readonly mysql: MysqlCredentials;
   /**
    * The operator's account for topology operations (shard copies, promotion, fencing): it may write
    * through read_only, which the gateway's account must not. Unset: `mysql` is used.
    */
-  readonly mysqlAdmin?: { readonly user: string; readonly password: string };
+  readonly mysqlAdmin?: MysqlCredentials;
   /** How often the gateway re-reads the topology besides watching it, ms. Default 5000. */
   readonly topologyRefreshMs?: number;
   /**
@@ -168,6 +170,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
     mysql: {
       user: env.SHARDQL_MYSQL_USER ?? stack?.mysql.user ?? required(env, 'SHARDQL_MYSQL_USER'),
       password: env.SHARDQL_MYSQL_PASSWORD ?? stack?.mysql.password ?? required(env, 'SHARDQL_MYSQL_PASSWORD'),
+      ...mysqlTls(env),
     },
     redis: redisTarget(env, stack),
     memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
@@ -241,15 +244,22 @@ function redisAccess(env: Env): RedisAccess | undefined {
   const username = env.SHARDQL_REDIS_USERNAME || undefined;
   const password = env.SHARDQL_REDIS_PASSWORD || undefined;
   if (username !== undefined && password === undefined) throw new ConfigError('SHARDQL_REDIS_USERNAME is set without SHARDQL_REDIS_PASSWORD');
-  const tlsFlag = env.SHARDQL_REDIS_TLS || undefined;
-  if (tlsFlag !== undefined && tlsFlag !== '1' && tlsFlag !== '0') throw new ConfigError(`SHARDQL_REDIS_TLS must be 1 or 0, got ${JSON.stringify(tlsFlag)}`);
-  const caPath = env.SHARDQL_REDIS_TLS_CA || undefined;
-  if (caPath !== undefined && tlsFlag === '0') throw new ConfigError('SHARDQL_REDIS_TLS_CA is set but SHARDQL_REDIS_TLS=0');
-  let tls: RedisAccess['tls'];
-  if (caPath !== undefined) tls = { ca: readPem(caPath, 'SHARDQL_REDIS_TLS_CA') };
-  else if (tlsFlag === '1') tls = {};
+  const tls = tlsOf(env, 'SHARDQL_REDIS');
   if (username === undefined && password === undefined && tls === undefined) return undefined;
   return { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}), ...(tls ? { tls } : {}) };
+}
+
+/**
+ * `<prefix>_TLS=1` (TLS, certificates checked against Node's CA bundle) or `<prefix>_TLS_CA=/path`
+ * (TLS, checked against the CAs in that PEM file, read once here); `<prefix>_TLS=0` or neither: none.
+ */
+function tlsOf(env: Env, prefix: 'SHARDQL_REDIS' | 'SHARDQL_MYSQL'): { readonly ca?: string } | undefined {
+  const flag = env[`${prefix}_TLS`] || undefined;
+  if (flag !== undefined && flag !== '1' && flag !== '0') throw new ConfigError(`${prefix}_TLS must be 1 or 0, got ${JSON.stringify(flag)}`);
+  const caPath = env[`${prefix}_TLS_CA`] || undefined;
+  if (caPath !== undefined && flag === '0') throw new ConfigError(`${prefix}_TLS_CA is set but ${prefix}_TLS=0`);
+  if (caPath !== undefined) return { ca: readPem(caPath, `${prefix}_TLS_CA`) };
+  return flag === '1' ? {} : undefined;
 }
 
 /** A PEM file named by a variable, read once at start: a clear error if it is missing or is not PEM. */
@@ -368,6 +378,12 @@ function production(env: Env): Partial<GatewayConfig> {
 }
 
 /** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */
+/** SHARDQL_MYSQL_TLS / SHARDQL_MYSQL_TLS_CA: TLS for both accounts' connections to every shard host (and `mariadb-dump | mariadb` in shard copies). */
+function mysqlTls(env: Env): { tls?: { readonly ca?: string } } {
+  const tls = tlsOf(env, 'SHARDQL_MYSQL');
+  return tls ? { tls } : {};
+}
+
 function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
   const user = env.SHARDQL_MYSQL_ADMIN_USER ?? stack?.mysql.admin?.user;
   const password = env.SHARDQL_MYSQL_ADMIN_PASSWORD ?? stack?.mysql.admin?.password;
@@ -378,7 +394,7 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayCo
     throw new ConfigError(`SHARDQL_TOPOLOGY_REFRESH_MS must be an integer number of milliseconds >= 100, got ${JSON.stringify(refresh)}`);
   }
   return {
-    ...(user !== undefined && password !== undefined ? { mysqlAdmin: { user, password } } : {}),
+    ...(user !== undefined && password !== undefined ? { mysqlAdmin: { user, password, ...mysqlTls(env) } } : {}),
     ...(refreshMs !== undefined ? { topologyRefreshMs: refreshMs } : {}),
   };
 }

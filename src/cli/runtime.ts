@@ -83,7 +83,7 @@ export async function withStorage<T>(
   const credentials = opts.admin ? (config.mysqlAdmin ?? config.mysql) : config.mysql;
   const storage = createStorage({
     topology: () => topology,
-    credentials: { user: credentials.user, password: credentials.password },
+    credentials,
     ...(poolSize !== undefined ? { poolSize } : {}),
     ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });

@@ -7,6 +7,7 @@ import type { StackPlan } from './plan.ts';
 import { pollUntil, runToCompletion } from './processes.ts';
 import type { ServiceContext, ServiceSpec } from './service.ts';
 import type { MysqlEndpoint, StackHost } from './types.ts';
+import { ensureStackTls, stackTlsFiles, type StackTlsFiles } from './tls.ts';
 
 /** Longest unix socket path the kernel accepts (sun_path is 108 bytes incl. NUL). */
 const MAX_SOCKET_PATH = 107;
@@ -47,6 +48,9 @@ export interface MysqlInstance {
   provisionedMarker: string;
   /** The GRANTS_VERSION the accounts were last set up with. */
   grantsMarker: string;
+  /** The stack's CA and server certificate: the server offers TLS with them (`src/stack/tls.ts`). */
+  stackDir: string;
+  tls: StackTlsFiles;
 }
 
 export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: number): MysqlInstance[] {
@@ -71,6 +75,8 @@ export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: num
       installLog: join(dir, 'install.log'),
       provisionedMarker: join(dir, 'provisioned'),
       grantsMarker: join(dir, 'grants'),
+      stackDir,
+      tls: stackTlsFiles(stackDir),
     };
   };
   const list = [make('primary', host.primary)];
@@ -107,6 +113,11 @@ export function renderCnf(inst: MysqlInstance): string {
     ['max-connect-errors', 1000000000],
     ['character-set-server', 'utf8mb4'],
     ['collation-server', 'utf8mb4_bin'],
+    // TLS offered with the stack's own CA (plain connections still accepted): clients given
+    // SHARDQL_MYSQL_TLS_CA=<stack>/tls/ca.pem connect as to a managed database that requires it.
+    ['ssl-ca', inst.tls.ca],
+    ['ssl-cert', inst.tls.cert],
+    ['ssl-key', inst.tls.key],
     // Replication: binlog on every instance from the first start, so any instance can be
     // promoted and a replica added later can replay the primary's complete history.
     ['server-id', inst.serverId],
@@ -310,7 +321,7 @@ async function provision(inst: MysqlInstance, ctx: ServiceContext): Promise<void
 async function reconcileRunning(inst: MysqlInstance, ctx: ServiceContext): Promise<void> {
   const cnf = renderCnf(inst);
   if (readTextIfExists(inst.cnfFile) === cnf) return;
-  ctx.log(`${inst.name}: configuration changed; applying semi-sync settings live (the rest applies at next restart)`);
+  ctx.log(`${inst.name}: configuration changed; applying semi-sync settings live (the rest, e.g. TLS, applies at the next restart)`);
   await withRootConnection(inst, async (conn) => {
     await conn.query('SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC');
     await conn.query('SET GLOBAL rpl_semi_sync_master_timeout = ?', [SEMI_SYNC_TIMEOUT_MS]);
@@ -352,6 +363,7 @@ export function mysqlService(inst: MysqlInstance): ServiceSpec {
       assertSocketPathFits(inst);
       mkdirSync(inst.tmpDir, { recursive: true });
       await installDataDir(inst, ctx);
+      ensureStackTls(inst.stackDir);
       writeFileAtomic(inst.cnfFile, renderCnf(inst));
     },
     provision: (ctx) => provision(inst, ctx),

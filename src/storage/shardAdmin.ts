@@ -6,7 +6,7 @@
 import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { Endpoint } from '../core/topology.ts';
-import type { MysqlCredentials } from './shardRouter.ts';
+import { mysqlSslOption, type MysqlCredentials } from './shardRouter.ts';
 import type { ReplicaState } from '../topology/operations/ports.ts';
 
 /** Shard and mod-shard database names: the only names these statements interpolate. */
@@ -48,6 +48,7 @@ export class ShardAdmin {
       port: server.port,
       user: this.#opts.credentials.user,
       password: this.#opts.credentials.password,
+      ...mysqlSslOption(this.#opts.credentials),
       connectTimeout: this.#opts.connectTimeoutMs ?? 2000,
       supportBigNumbers: true,
       bigNumberStrings: true,

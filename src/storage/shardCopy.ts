@@ -37,9 +37,12 @@ export function findClientProgram(names: readonly string[]): string {
  * A `[client]` option-file section. Values are double-quoted with `\\`, `\"` and `\n` escaped, which
  * the MariaDB option parser undoes. Example: user shardql, password a"b → `password="a\"b"`.
  */
-export function clientOptionFile(credentials: MysqlCredentials): string {
+export function clientOptionFile(credentials: MysqlCredentials, caFile?: string): string {
   const q = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
-  return `[client]\nuser=${q(credentials.user)}\npassword=${q(credentials.password)}\n`;
+  // TLS as the application's connections do it (mysqlSslOption): the server's certificate checked,
+  // against the configured CA (written next to this file) or the system's.
+  const tls = credentials.tls ? `ssl\nssl-verify-server-cert\n${caFile !== undefined ? `ssl-ca=${q(caFile)}\n` : ''}` : '';
+  return `[client]\nuser=${q(credentials.user)}\npassword=${q(credentials.password)}\n${tls}`;
 }
 
 export interface ShardCopyOptions {
@@ -82,7 +85,10 @@ export class ShardCopier {
     const dir = mkdtempSync(join(tmpdir(), 'shardql-copy-'));
     const optionFile = join(dir, 'client.cnf');
     try {
-      writeFileSync(optionFile, clientOptionFile(this.#opts.credentials), { mode: 0o600 });
+      const ca = this.#opts.credentials.tls?.ca;
+      const caFile = ca !== undefined ? join(dir, 'ca.pem') : undefined;
+      if (caFile !== undefined) writeFileSync(caFile, ca!, { mode: 0o600 });
+      writeFileSync(optionFile, clientOptionFile(this.#opts.credentials, caFile), { mode: 0o600 });
       // --defaults-file must come first; it also keeps any my.cnf of the machine out.
       const server = (e: Endpoint): string[] => [
         `--defaults-file=${optionFile}`,

@@ -9,6 +9,15 @@ import { sqlSpanAttributes, type OpContext } from './sqlStats.ts';
 export interface MysqlCredentials {
   readonly user: string;
   readonly password: string;
+  /** Connect over TLS, checking the server's certificate against `ca` (PEM), else Node's CA bundle. */
+  readonly tls?: { readonly ca?: string };
+}
+
+/** mysql2's `ssl` option for `credentials` (none: a plain connection). Certificates are always checked. */
+export function mysqlSslOption(credentials: MysqlCredentials): { ssl?: { ca?: string; rejectUnauthorized: true } } {
+  const tls = credentials.tls;
+  if (!tls) return {};
+  return { ssl: { ...(tls.ca !== undefined ? { ca: tls.ca } : {}), rejectUnauthorized: true } };
 }
 
 export interface ShardRouterOptions {
@@ -239,6 +248,7 @@ export class ShardRouter {
         port: endpoint.port,
         user: this.#opts.credentials.user,
         password: this.#opts.credentials.password,
+        ...mysqlSslOption(this.#opts.credentials),
         connectionLimit: this.#opts.poolSize ?? 10,
         connectTimeout: this.#opts.connectTimeoutMs ?? 2000,
         supportBigNumbers: true,

@@ -132,7 +132,7 @@ describe('Config: one Redis or a Redis Cluster', () => {
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
 });
 
-describe('Config: getting into Redis (password, ACL user, TLS)', () => {
+describe('Config: getting into Redis (password, ACL user, TLS) and MySQL (TLS)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'shardql-config-'));
   const pem = join(dir, 'ca.pem');
   writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
@@ -157,6 +157,17 @@ describe('Config: getting into Redis (password, ACL user, TLS)', () => {
     { name: 'a CA file with no certificate', env: { SHARDQL_REDIS_TLS_CA: notPem }, message: /must name a PEM file of certificates/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+
+  test('MySQL: SHARDQL_MYSQL_TLS / _TLS_CA apply to the application and the admin account alike', () => {
+    const admin = { SHARDQL_MYSQL_ADMIN_USER: 'adm', SHARDQL_MYSQL_ADMIN_PASSWORD: 'ap' };
+    const c = loadConfig({ ...BASE, ...admin, SHARDQL_MYSQL_TLS_CA: pem });
+    const tls = { ca: readFileSync(pem, 'utf8') };
+    assert.deepEqual([c.mysql, c.mysqlAdmin], [{ user: 'u', password: 'p', tls }, { user: 'adm', password: 'ap', tls }]);
+    assert.deepEqual(loadConfig({ ...BASE, SHARDQL_MYSQL_TLS: '1' }).mysql, { user: 'u', password: 'p', tls: {} });
+    assert.deepEqual(loadConfig(BASE).mysql, { user: 'u', password: 'p' }, 'no TLS unless asked');
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_MYSQL_TLS: 'true' }), /SHARDQL_MYSQL_TLS must be 1 or 0, got "true"/);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_MYSQL_TLS_CA: notPem }), /SHARDQL_MYSQL_TLS_CA must name a PEM file/);
+  });
 });
 
 describe('Config: running it in production', () => {
