@@ -166,7 +166,12 @@ async function openSource(ctx: CliContext, from: string, configFile: string | un
   } catch (err) {
     throw new CliError(`--config ${configFile}: ${(err as Error).message}`);
   }
-  const source = new ImportSource(location, importPassword(ctx.env.SHARDQL_IMPORT_PASSWORD ?? null, location.user, shards));
+  let source: ImportSource;
+  try {
+    source = new ImportSource(location, importPassword(ctx.env.SHARDQL_IMPORT_PASSWORD ?? null, location.user, shards));
+  } catch (err) {
+    throw new CliError(`cannot read the source ${sourceUrl(location)}: ${(err as Error).message}`);
+  }
   try {
     const types = await source.columnTypes();
     const { schema, notes } = resolveSchema(parsed, (t) => {
@@ -341,7 +346,7 @@ const importCommand: Command = {
   name: 'import',
   summary: 'Import an unsharded MySQL database into the shards, as jobs run by shardql worker processes',
   options: {
-    from: { type: 'string', value: 'URL', help: 'The source: mysql://user@host:port/db (password: $SHARDQL_IMPORT_PASSWORD)' },
+    from: { type: 'string', value: 'URL', help: 'The source: mysql://user@host:port/db (password: $SHARDQL_IMPORT_PASSWORD); ?tls=1 or ?tls-ca=/path/ca.pem for TLS' },
     config: { type: 'string', value: 'FILE', help: 'Column mapping for a source whose tables or columns are named otherwise (JSON; see README)' },
     name: { type: 'string', value: 'LABEL', help: 'Names the source in the shards and the ledger (default: the database name)' },
     since: { type: 'string', value: 'TIME|last', help: 'A delta pass: only rows created or changed at or after TIME (ISO 8601 or epoch ms); last: since the previous pass began' },

@@ -3,6 +3,7 @@
  * names the import config resolved (src/core/importSchema.ts). Reads only; keyset ranges in key
  * order, so any chunk is one indexed range scan however far into the table it is.
  */
+import { readFileSync } from 'node:fs';
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
 import { groupBy } from '../core/groupBy.ts';
 import { cutRanges, oldIdOf, timeOf, type KeyRange, type SourceSchema, type SourceTable } from '../core/importSchema.ts';
@@ -12,9 +13,15 @@ export interface SourceLocation {
   readonly port: number;
   readonly user: string;
   readonly database: string;
+  /** TLS (`?tls=1`: Node's CA bundle; `?tls-ca=/path/ca.pem`: that CA, read by each process that opens the source). */
+  readonly tls?: { readonly caPath?: string };
 }
 
-/** `mysql://user@host:port/db` → its parts. A password in the URL is refused: it would travel in every job's payload. */
+/**
+ * `mysql://user@host:port/db[?tls=1 | ?tls-ca=/path/ca.pem]` → its parts. A password in the URL is
+ * refused: it would travel in every job's payload. The CA's path travels instead (every worker
+ * reads the file at that path), never its contents.
+ */
 export function parseSourceUrl(text: string): SourceLocation {
   let url: URL;
   try {
@@ -28,12 +35,34 @@ export function parseSourceUrl(text: string): SourceLocation {
   if (!/^[A-Za-z0-9_$]{1,64}$/.test(database)) throw new Error(`expected a database name after the host (mysql://user@host:port/db), got ${JSON.stringify(url.pathname)}`);
   const user = decodeURIComponent(url.username);
   if (user === '') throw new Error(`expected a user in the URL (mysql://user@host:port/db), got ${JSON.stringify(text)}`);
-  return { host: url.hostname, port: url.port === '' ? 3306 : Number(url.port), user, database };
+  for (const key of url.searchParams.keys()) {
+    if (key !== 'tls' && key !== 'tls-ca') throw new Error(`expected only tls=1|0 or tls-ca=/path/ca.pem after "?" in the URL, got ${JSON.stringify(key)}`);
+  }
+  const flag = url.searchParams.get('tls');
+  if (flag !== null && flag !== '1' && flag !== '0') throw new Error(`expected tls=1 or tls=0 in the URL, got tls=${JSON.stringify(flag)}`);
+  const caPath = url.searchParams.get('tls-ca');
+  if (caPath !== null && (caPath === '' || flag === '0')) throw new Error(`expected tls-ca=/path/ca.pem (with TLS on), got tls-ca=${JSON.stringify(caPath)}${flag === '0' ? ' with tls=0' : ''}`);
+  const tls = caPath !== null ? { caPath } : flag === '1' ? {} : undefined;
+  return { host: url.hostname, port: url.port === '' ? 3306 : Number(url.port), user, database, ...(tls ? { tls } : {}) };
 }
 
 /** The URL of a location (no password): what a plan records and job payloads carry. */
 export function sourceUrl(loc: SourceLocation): string {
-  return `mysql://${encodeURIComponent(loc.user)}@${loc.host}:${loc.port}/${loc.database}`;
+  const tls = loc.tls === undefined ? '' : loc.tls.caPath !== undefined ? `?tls-ca=${encodeURIComponent(loc.tls.caPath)}` : '?tls=1';
+  return `mysql://${encodeURIComponent(loc.user)}@${loc.host}:${loc.port}/${loc.database}${tls}`;
+}
+
+/** mysql2's `ssl` option for a location: its CA file read now (a clear error if it cannot be), certificates always checked. */
+function sourceSsl(loc: SourceLocation): { ssl?: { ca?: string; rejectUnauthorized: true } } {
+  if (!loc.tls) return {};
+  if (loc.tls.caPath === undefined) return { ssl: { rejectUnauthorized: true } };
+  let ca: string;
+  try {
+    ca = readFileSync(loc.tls.caPath, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the source's CA file ${JSON.stringify(loc.tls.caPath)} (tls-ca in the URL): ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  return { ssl: { ca, rejectUnauthorized: true } };
 }
 
 /** A source row with its cells under their roles (`id`, `owner`, `f0`… for mapped fields). */
@@ -54,6 +83,7 @@ export class ImportSource {
       user: location.user,
       password,
       database: location.database,
+      ...sourceSsl(location),
       connectionLimit: opts.poolSize ?? 4,
       connectTimeout: 5000,
       supportBigNumbers: true,

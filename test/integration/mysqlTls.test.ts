@@ -20,6 +20,7 @@ import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { ShardAdmin } from '../../src/storage/shardAdmin.ts';
 import { allShards } from '../../src/services/repair.ts';
 import { clientOptionFile, findClientProgram } from '../../src/storage/shardCopy.ts';
+import { ImportSource, parseSourceUrl } from '../../src/storage/importSource.ts';
 import { mysqlSslOption, type MysqlCredentials } from '../../src/storage/shardRouter.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
@@ -140,6 +141,36 @@ describe('MySQL over TLS (an account that requires it)', () => {
     const otherCa = run(clientOptionFile(tlsCredentials(), join(dir, 'other-ca.pem')));
     assert.notEqual(otherCa.status, 0, 'a server certificate the CA did not sign is refused');
     assert.match(otherCa.stderr, /certificate|SSL|TLS/i);
+  });
+
+  test("an import's source over TLS: ?tls-ca= in the --from URL", async () => {
+    const p = env.stack.mysql.hosts[0]!.primary;
+    const admin = env.stack.mysql.admin!;
+    const conn = await mysql.createConnection({ host: p.host, port: p.port, user: admin.user, password: admin.password });
+    try {
+      await conn.query('SET SESSION sql_log_bin = 0');
+      await conn.query('DROP DATABASE IF EXISTS tls_source');
+      await conn.query('CREATE DATABASE tls_source');
+      await conn.query('CREATE TABLE tls_source.users (id BIGINT PRIMARY KEY, username VARCHAR(64) NOT NULL, created_at BIGINT NOT NULL)');
+      for (const host of ['127.0.0.1', 'localhost']) await conn.query('GRANT SELECT ON tls_source.* TO ?@?', [TLS_USER, host]);
+      const base = `mysql://${TLS_USER}@${p.host}:${p.port}/tls_source`;
+      const over = new ImportSource(parseSourceUrl(`${base}?tls-ca=${encodeURIComponent(stackTlsFiles(env.stack.dir).ca)}`), TLS_PASSWORD);
+      try {
+        assert.deepEqual([...((await over.columnTypes()).get('users')?.keys() ?? [])].sort(), ['created_at', 'id', 'username']);
+      } finally {
+        await over.close();
+      }
+      const plain = new ImportSource(parseSourceUrl(base), TLS_PASSWORD);
+      try {
+        await assert.rejects(plain.columnTypes(), /Access denied/);
+      } finally {
+        await plain.close();
+      }
+      assert.throws(() => new ImportSource(parseSourceUrl(`${base}?tls-ca=${encodeURIComponent(join(dir, 'missing.pem'))}`), TLS_PASSWORD), /cannot read the source's CA file .*missing\.pem.* ENOENT/);
+    } finally {
+      await conn.query('DROP DATABASE IF EXISTS tls_source');
+      await conn.end();
+    }
   });
 
   test('SHARDQL_MYSQL_TLS_CA: a gateway whose account requires TLS serves reads and writes', async () => {
