@@ -8,6 +8,7 @@ import { parseTestFault, type TestFault } from './services/testFaults.ts';
 import { readFileSync } from 'node:fs';
 import type { RedisAccess, RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
 import type { MysqlCredentials } from './storage/shardRouter.ts';
+import type { EtcdAccess } from './topology/etcdTopologySource.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -18,6 +19,8 @@ export interface GatewayConfig {
   readonly env: 'development' | 'production';
   readonly port: number;
   readonly etcdEndpoints: readonly string[];
+  /** A user and password for etcd's auth, and the CA its TLS certificates are checked against (SHARDQL_ETCD_USERNAME, _PASSWORD, _TLS_CA). */
+  readonly etcdAccess?: EtcdAccess;
   /** etcd key of the topology document. Default /shardql/topology. */
   readonly topologyKey: string;
   /** The application's account on every shard host, and TLS for its connections (SHARDQL_MYSQL_TLS, _TLS_CA). */
@@ -165,7 +168,7 @@ export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
   return {
     env: mode,
     port,
-    etcdEndpoints: env.SHARDQL_ETCD ? env.SHARDQL_ETCD.split(',') : stack ? stack.etcd.endpoints : [required(env, 'SHARDQL_ETCD')],
+    ...etcd(env, stack),
     topologyKey: env.SHARDQL_TOPOLOGY_KEY ?? '/shardql/topology',
     mysql: {
       user: env.SHARDQL_MYSQL_USER ?? stack?.mysql.user ?? required(env, 'SHARDQL_MYSQL_USER'),
@@ -260,6 +263,27 @@ function tlsOf(env: Env, prefix: 'SHARDQL_REDIS' | 'SHARDQL_MYSQL'): { readonly 
   if (caPath !== undefined && flag === '0') throw new ConfigError(`${prefix}_TLS_CA is set but ${prefix}_TLS=0`);
   if (caPath !== undefined) return { ca: readPem(caPath, `${prefix}_TLS_CA`) };
   return flag === '1' ? {} : undefined;
+}
+
+/**
+ * SHARDQL_ETCD (comma-separated URLs; `https://` for TLS), SHARDQL_ETCD_USERNAME with
+ * SHARDQL_ETCD_PASSWORD (etcd's auth), SHARDQL_ETCD_TLS_CA (the CA TLS is checked against, else the
+ * system's roots; every endpoint must then be https://).
+ */
+function etcd(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'etcdEndpoints' | 'etcdAccess'> {
+  const endpoints = env.SHARDQL_ETCD ? env.SHARDQL_ETCD.split(',').map((e) => e.trim()) : stack ? stack.etcd.endpoints : [required(env, 'SHARDQL_ETCD')];
+  const username = env.SHARDQL_ETCD_USERNAME || undefined;
+  const password = env.SHARDQL_ETCD_PASSWORD || undefined;
+  if ((username === undefined) !== (password === undefined)) throw new ConfigError('SHARDQL_ETCD_USERNAME and SHARDQL_ETCD_PASSWORD must be set together');
+  const caPath = env.SHARDQL_ETCD_TLS_CA || undefined;
+  const secure = endpoints.filter((e) => e.startsWith('https://')).length;
+  if (secure > 0 && secure < endpoints.length) throw new ConfigError(`SHARDQL_ETCD mixes https:// and plain endpoints (${endpoints.join(',')}): use one or the other`);
+  if (caPath !== undefined && secure === 0) throw new ConfigError(`SHARDQL_ETCD_TLS_CA is set, so SHARDQL_ETCD must list https:// endpoints, got ${endpoints.join(',')}`);
+  const access: EtcdAccess = {
+    ...(username !== undefined && password !== undefined ? { username, password } : {}),
+    ...(caPath !== undefined ? { ca: readPem(caPath, 'SHARDQL_ETCD_TLS_CA') } : {}),
+  };
+  return { etcdEndpoints: endpoints, ...(Object.keys(access).length > 0 ? { etcdAccess: access } : {}) };
 }
 
 /** A PEM file named by a variable, read once at start: a clear error if it is missing or is not PEM. */

@@ -125,7 +125,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   // periodically; every valid new version is swapped in whole, an invalid one refused, and while
   // etcd is away the last good one serves. The gateway's entry in etcd says which revision it
   // serves: a shard move waits for every gateway to serve its pause before copying.
-  const etcd = createWatchingEtcdClient(config.etcdEndpoints);
+  const etcd = createWatchingEtcdClient(config.etcdEndpoints, config.etcdAccess);
   const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
   const watcher = new TopologyWatcher({
     source: etcdTopologySource(etcd, config.topologyKey),

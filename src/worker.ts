@@ -38,7 +38,7 @@ async function holdWhile(redis: { exists(key: string): Promise<number> }, key: s
 }
 
 export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
-  const etcd = createWatchingEtcdClient(config.etcdEndpoints);
+  const etcd = createWatchingEtcdClient(config.etcdEndpoints, config.etcdAccess);
   const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
   let current: Topology;
   const watcher = new TopologyWatcher({

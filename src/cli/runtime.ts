@@ -10,6 +10,7 @@ import { readStackInfo, type StackInfo } from '../stack/localStack.ts';
 import { createStorage, type Storage } from '../storage/index.ts';
 import { createCacheLayers } from '../cache/cacheLayers.ts';
 import { loadTopology, type LoadedTopology } from '../topology/etcdTopology.ts';
+import { etcdAccessOptions } from '../topology/etcdTopologySource.ts';
 import { CliError, type CliContext, type Env } from './command.ts';
 import { jobsRedis } from '../jobs/connection.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
@@ -49,6 +50,7 @@ export function stackHosts(info: StackInfo): Record<string, HostSpec> {
 
 export async function withEtcd<T>(config: GatewayConfig, fn: (etcd: Etcd3) => Promise<T>): Promise<T> {
   const etcd = new Etcd3({
+    ...etcdAccessOptions(config.etcdAccess),
     hosts: [...config.etcdEndpoints],
     dialTimeout: 3000,
     // A CLI should fail in seconds when etcd is down, not hang.

@@ -1,19 +1,38 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ConsecutiveBreaker, ConstantBackoff, circuitBreaker, handleWhen, noop } from 'cockatiel';
-import { Etcd3, isRecoverableError, type Lease } from 'etcd3';
+import { Etcd3, isRecoverableError, type IOptions, type Lease } from 'etcd3';
 import type { TopologyRead, TopologySource, TopologyWatchListener } from './topologyWatcher.ts';
 
 /** Deadline of one etcd read or write made by a watching gateway: a dead etcd fails a read in this time. */
 const CALL_DEADLINE_MS = 2000;
 
 /**
+ * How to get into etcd: a user and password (etcd's auth; the client trades them for a token), and
+ * TLS: `https://` endpoints, checked against `ca` (PEM) when given, else the system's roots.
+ */
+export interface EtcdAccess {
+  readonly username?: string;
+  readonly password?: string;
+  readonly ca?: string;
+}
+
+/** etcd3's options for `access`: the one place they are built, for the watching client and the CLI's. */
+export function etcdAccessOptions(access: EtcdAccess | undefined): Pick<IOptions, 'auth' | 'credentials'> {
+  return {
+    ...(access?.username !== undefined && access.password !== undefined ? { auth: { username: access.username, password: access.password } } : {}),
+    ...(access?.ca !== undefined ? { credentials: { rootCertificate: Buffer.from(access.ca) } } : {}),
+  };
+}
+
+/**
  * An etcd client for a process that must ride out etcd outages: every unary call has a deadline,
  * a host is retried 500 ms after it failed (etcd3's default breaker waits 5 s), and a broken watch
  * stream reconnects every 500 ms instead of backing off to 30 s.
  */
-export function createWatchingEtcdClient(endpoints: readonly string[]): Etcd3 {
+export function createWatchingEtcdClient(endpoints: readonly string[], access?: EtcdAccess): Etcd3 {
   return new Etcd3({
+    ...etcdAccessOptions(access),
     hosts: [...endpoints],
     dialTimeout: CALL_DEADLINE_MS,
     defaultCallOptions: (c) => (c.isStream ? {} : { deadline: Date.now() + CALL_DEADLINE_MS }),

@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { createRedisClient, type RedisAccess, type RedisClient, type RedisRole, 
 import { allocatePorts, LOOPBACK } from '../../src/stack/net.ts';
 import { loadConfig } from '../../src/config.ts';
 import { feedKey } from '../../src/cache/redisFeeds.ts';
+import { ensureStackTls } from '../../src/stack/tls.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -34,14 +35,6 @@ let ca: string;
 let otherCa: string;
 let env: TestEnv;
 let admin: RedisClient;
-
-/** A CA, and a certificate for 127.0.0.1 signed by it, made with openssl in `dir`. */
-function makeCa(name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}-ca.pem`);
-  const key = join(dir, `${name}-ca.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=shardql test ${name} CA`], { stdio: 'ignore' });
-  return { cert, key };
-}
 
 const target = (access: RedisAccess | undefined): RedisTarget => ({ host: LOOPBACK, port, ...(access ? { access } : {}) });
 
@@ -70,15 +63,12 @@ async function tryClient(role: RedisRole, access: RedisAccess | undefined): Prom
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'shardql-redis-tls-'));
-  const good = makeCa('good');
-  otherCa = readFileSync(makeCa('other').cert, 'utf8');
-  ca = readFileSync(good.cert, 'utf8');
-  const serverKey = join(dir, 'server.key');
-  const serverCsr = join(dir, 'server.csr');
-  const serverCert = join(dir, 'server.pem');
-  execFileSync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', serverKey, '-out', serverCsr, '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  execFileSync('openssl', ['x509', '-req', '-in', serverCsr, '-CA', good.cert, '-CAkey', good.key, '-CAcreateserial', '-out', serverCert, '-days', '2', '-extfile', join(dir, 'san.ext')], { stdio: 'ignore' });
+  // A CA and a certificate for 127.0.0.1 it signed, made with openssl as the local stack makes its own; and a CA that signed nothing here.
+  const good = ensureStackTls(join(dir, 'good'));
+  otherCa = readFileSync(ensureStackTls(join(dir, 'other')).ca, 'utf8');
+  ca = readFileSync(good.ca, 'utf8');
+  const serverKey = good.key;
+  const serverCert = good.cert;
   [port] = (await allocatePorts(1)) as [number];
   const conf = join(dir, 'redis.conf');
   writeFileSync(
@@ -89,7 +79,7 @@ before(async () => {
       `bind ${LOOPBACK}`,
       `tls-cert-file ${serverCert}`,
       `tls-key-file ${serverKey}`,
-      `tls-ca-cert-file ${good.cert}`,
+      `tls-ca-cert-file ${good.ca}`,
       'tls-auth-clients no',
       'save ""',
       'appendonly no',
@@ -140,7 +130,7 @@ describe('Redis with a password and TLS', () => {
       SHARDQL_REDIS: `${LOOPBACK}:${port}`,
       SHARDQL_REDIS_USERNAME: APP.username,
       SHARDQL_REDIS_PASSWORD: APP.password,
-      SHARDQL_REDIS_TLS_CA: join(dir, 'good-ca.pem'),
+      SHARDQL_REDIS_TLS_CA: join(dir, 'good', 'tls', 'ca.pem'),
     };
     const config = loadConfig({ ...vars, SHARDQL_ENV: 'development', SHARDQL_ETCD: env.stack.etcd.endpoints.join(','), SHARDQL_MYSQL_USER: 'x', SHARDQL_MYSQL_PASSWORD: 'x', SHARDQL_MEMCACHED: 'x:1', SHARDQL_JWT_SECRET: 'x'.repeat(32) });
     assert.deepEqual(config.redis, { host: LOOPBACK, port, access: { ...APP, tls: { ca } } });

@@ -132,7 +132,7 @@ describe('Config: one Redis or a Redis Cluster', () => {
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
 });
 
-describe('Config: getting into Redis (password, ACL user, TLS) and MySQL (TLS)', () => {
+describe('Config: getting into Redis (password, ACL user, TLS), etcd (TLS, auth) and MySQL (TLS)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'shardql-config-'));
   const pem = join(dir, 'ca.pem');
   writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
@@ -157,6 +157,16 @@ describe('Config: getting into Redis (password, ACL user, TLS) and MySQL (TLS)',
     { name: 'a CA file with no certificate', env: { SHARDQL_REDIS_TLS_CA: notPem }, message: /must name a PEM file of certificates/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+
+  test('etcd: https:// endpoints, a user and password, and a CA', () => {
+    const c = loadConfig({ ...BASE, SHARDQL_ETCD: 'https://e1:2379,https://e2:2379', SHARDQL_ETCD_USERNAME: 'app', SHARDQL_ETCD_PASSWORD: 'pw', SHARDQL_ETCD_TLS_CA: pem });
+    assert.deepEqual([c.etcdEndpoints, c.etcdAccess], [['https://e1:2379', 'https://e2:2379'], { username: 'app', password: 'pw', ca: readFileSync(pem, 'utf8') }]);
+    assert.deepEqual(loadConfig({ ...BASE, SHARDQL_ETCD: 'https://e1:2379' }).etcdAccess, undefined, "https:// alone: the system's roots, nothing to carry");
+    assert.equal(loadConfig(BASE).etcdAccess, undefined);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_ETCD_USERNAME: 'app' }), /SHARDQL_ETCD_USERNAME and SHARDQL_ETCD_PASSWORD must be set together/);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_ETCD_TLS_CA: pem }), /SHARDQL_ETCD_TLS_CA is set, so SHARDQL_ETCD must list https:\/\/ endpoints, got http:\/\/etcd:2379/);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_ETCD: 'https://e1:2379,http://e2:2379' }), /mixes https:\/\/ and plain endpoints/);
+  });
 
   test('MySQL: SHARDQL_MYSQL_TLS / _TLS_CA apply to the application and the admin account alike', () => {
     const admin = { SHARDQL_MYSQL_ADMIN_USER: 'adm', SHARDQL_MYSQL_ADMIN_PASSWORD: 'ap' };
