@@ -157,7 +157,8 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  * is refused (ConfigError, the gateway does not start) unless SHARDQL_ALLOW_TEST_FAULTS=1 is set
  * too, and always in production mode: a stray variable can never arm it.
  */
-export function loadConfig(env: Env, stack?: StackInfo): GatewayConfig {
+export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
+  const env = withSecretFiles(given);
   const mode = env.SHARDQL_ENV ?? (stack ? 'development' : 'production');
   if (mode !== 'development' && mode !== 'production') throw new ConfigError(`SHARDQL_ENV must be development or production, got ${JSON.stringify(mode)}`);
   const port = Number(env.SHARDQL_PORT ?? '4000');
@@ -504,6 +505,40 @@ export interface WorkerConfig {
   readonly importPassword: string | null;
 }
 
+/** The secrets that may also come from a file, `<name>_FILE` (Docker and Kubernetes secrets mount them as files). */
+export const SECRET_VARIABLES = [
+  'SHARDQL_MYSQL_PASSWORD',
+  'SHARDQL_MYSQL_ADMIN_PASSWORD',
+  'SHARDQL_JWT_SECRET',
+  'SHARDQL_REDIS_PASSWORD',
+  'SHARDQL_ETCD_PASSWORD',
+  'SHARDQL_IMPORT_PASSWORD',
+] as const;
+
+/**
+ * `env` with each secret whose `<name>_FILE` is set read from that file (one trailing newline
+ * dropped, as `echo` and editors leave one). Setting both the variable and its `_FILE`, an
+ * unreadable file or an empty one is a ConfigError naming the variable and the path, never the value.
+ */
+export function withSecretFiles(env: Env): Env {
+  let out: Record<string, string | undefined> | undefined;
+  for (const name of SECRET_VARIABLES) {
+    const path = env[`${name}_FILE`] || undefined;
+    if (path === undefined) continue;
+    if (env[name] !== undefined && env[name] !== '') throw new ConfigError(`${name} and ${name}_FILE are both set; set one`);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE names a file that cannot be read: ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const value = text.replace(/\r?\n$/, '');
+    if (value === '') throw new ConfigError(`${name}_FILE names an empty file: ${JSON.stringify(path)}`);
+    (out ??= { ...env })[name] = value;
+  }
+  return out ?? env;
+}
+
 /**
  * The password for an import source's user: SHARDQL_IMPORT_PASSWORD, else (a source on the shards'
  * own servers, as in the local stack) the shards' password when the source user is the shards' user.
@@ -513,7 +548,8 @@ export function importPassword(configured: string | null, sourceUser: string, sh
   return sourceUser === shards.user ? shards.password : '';
 }
 
-export function loadWorkerConfig(env: Env): WorkerConfig {
+export function loadWorkerConfig(given: Env): WorkerConfig {
+  const env = withSecretFiles(given);
   const int = (name: string, fallback: number, min: number): number => {
     const text = env[name];
     if (text === undefined || text === '') return fallback;

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Job } from 'bullmq';
-import { importPassword } from '../config.ts';
+import { importPassword, withSecretFiles } from '../config.ts';
 import {
   chunkName,
   IMPORT_PHASES,
@@ -168,7 +168,7 @@ async function openSource(ctx: CliContext, from: string, configFile: string | un
   }
   let source: ImportSource;
   try {
-    source = new ImportSource(location, importPassword(ctx.env.SHARDQL_IMPORT_PASSWORD ?? null, location.user, shards));
+    source = new ImportSource(location, importPassword(withSecretFiles(ctx.env).SHARDQL_IMPORT_PASSWORD ?? null, location.user, shards));
   } catch (err) {
     throw new CliError(`cannot read the source ${sourceUrl(location)}: ${(err as Error).message}`);
   }

@@ -10,7 +10,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -132,6 +132,13 @@ describe('etcd with TLS and auth', () => {
         const cli = await runCli({ ...vars, SHARDQL_TOPOLOGY_KEY: KEY, SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '' }, ['topology', 'show', '--json']);
         assert.equal(cli.code, 0, cli.stderr);
         assert.ok(cli.stdout.includes(String(env.doc.shards.ranges[0]!.host)), cli.stdout.slice(0, 400));
+        // The password from a file, as Docker and Kubernetes secrets give it.
+        const secret = join(dir, 'etcd-password');
+        writeFileSync(secret, `${APP.password}\n`, { mode: 0o600 });
+        const { SHARDQL_ETCD_PASSWORD: _inline, ...withoutPassword } = vars;
+        const fromFile = await runCli({ ...withoutPassword, SHARDQL_ETCD_PASSWORD_FILE: secret, SHARDQL_TOPOLOGY_KEY: KEY, SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '' }, ['topology', 'show', '--json']);
+        assert.equal(fromFile.code, 0, fromFile.stderr);
+        assert.equal(fromFile.stdout, cli.stdout);
         const refused = await runCli({ ...vars, SHARDQL_ETCD_PASSWORD: 'not-it', SHARDQL_TOPOLOGY_KEY: KEY, SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '' }, ['topology', 'show']);
         assert.notEqual(refused.code, 0);
         assert.ok(!refused.stderr.includes('not-it') && !refused.stdout.includes('not-it'), 'the password is never printed');

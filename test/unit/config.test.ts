@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, loadWorkerConfig } from '../../src/config.ts';
 import { parseRate } from '../../src/cache/rateLimits.ts';
 import { faultAt } from '../../src/services/testFaults.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
@@ -157,6 +157,29 @@ describe('Config: getting into Redis (password, ACL user, TLS), etcd (TLS, auth)
     { name: 'a CA file with no certificate', env: { SHARDQL_REDIS_TLS_CA: notPem }, message: /must name a PEM file of certificates/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+
+  test('secrets from files: <name>_FILE, one trailing newline dropped; refused when both are set, unreadable or empty', () => {
+    const file = (name: string, text: string): string => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const c = loadConfig({
+      ...BASE,
+      SHARDQL_MYSQL_PASSWORD: '',
+      SHARDQL_MYSQL_PASSWORD_FILE: file('mysql', 'from a file\n'),
+      SHARDQL_JWT_SECRET: '',
+      SHARDQL_JWT_SECRET_FILE: file('jwt', `${'j'.repeat(40)}\r\n`),
+      SHARDQL_REDIS_PASSWORD_FILE: file('redis', 'r\n\n'),
+    });
+    assert.equal(c.mysql.password, 'from a file');
+    assert.equal(c.jwtSecret, 'j'.repeat(40));
+    assert.deepEqual(c.redis, { host: 'redis', port: 6379, access: { password: 'r\n' } }, 'only one newline is dropped');
+    assert.equal(loadWorkerConfig({ SHARDQL_IMPORT_PASSWORD_FILE: file('import', 'src-pw\n') }).importPassword, 'src-pw');
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_MYSQL_PASSWORD_FILE: file('m2', 'x') }), /SHARDQL_MYSQL_PASSWORD and SHARDQL_MYSQL_PASSWORD_FILE are both set; set one/);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_ETCD_PASSWORD_FILE: join(dir, 'none') }), /SHARDQL_ETCD_PASSWORD_FILE names a file that cannot be read: ".*none" \(ENOENT\)/);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_REDIS_PASSWORD_FILE: file('blank', '\n') }), /SHARDQL_REDIS_PASSWORD_FILE names an empty file/);
+  });
 
   test('etcd: https:// endpoints, a user and password, and a CA', () => {
     const c = loadConfig({ ...BASE, SHARDQL_ETCD: 'https://e1:2379,https://e2:2379', SHARDQL_ETCD_USERNAME: 'app', SHARDQL_ETCD_PASSWORD: 'pw', SHARDQL_ETCD_TLS_CA: pem });
