@@ -10,6 +10,7 @@ import { createCacheLayers } from './cache/cacheLayers.ts';
 import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
+import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
 import type { JobRegistry } from './jobs/jobKind.ts';
 import { JobQueue } from './jobs/jobQueue.ts';
@@ -62,6 +63,8 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
   const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0, feedSize: feedOptions.size });
+  // Its queues wait for Redis (they reconnect by themselves); say why it does not answer now.
+  if (!layers.redisReachable) log('redis_unavailable', { redis: describeRedisTarget(config.redis), error: layers.redisError }, 'error');
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: every write waits for the repair pass' }, 'error');
   const storage = createStorage({
     topology: () => current,

@@ -22,6 +22,8 @@ import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, TestWorkers } from '../helpers/workers.ts';
+import { cliArgv } from '../helpers/cli.ts';
+import { createInterface } from 'node:readline';
 
 const NAME = 'redis-access';
 const TOPOLOGY_KEY = `/shardql-test/${NAME}/topology`;
@@ -178,7 +180,7 @@ describe('Redis with a password and TLS', () => {
     }
   });
 
-  test('a gateway given a wrong password says why Redis is unavailable (never the password), and serves from MySQL', async () => {
+  test('a gateway and a worker given a wrong password say why Redis is unavailable (never the password); the gateway serves from MySQL', async () => {
     const logged: Record<string, unknown>[] = [];
     const wrong = 'a-wrong-password-1234';
     const gw = await startTestGateway(env, `${NAME}-wrong`, { redis: target({ username: APP.username, password: wrong, tls: { ca } }) }, { log: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>), repair: { intervalMs: 0 } });
@@ -188,6 +190,45 @@ describe('Redis with a password and TLS', () => {
       assert.equal(unavailable[0]!.redis, `Redis at ${LOOPBACK}:${port}`);
       assert.match(String(unavailable[0]!.error), /WRONGPASS/);
       assert.ok(!JSON.stringify(logged).includes(wrong), 'the password is in no log line');
+      // A worker process given the same wrong password says so too (it then waits for Redis, not started).
+      const worker = spawn(process.execPath, cliArgv('worker'), {
+        env: {
+          ...process.env,
+          SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
+          SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
+          SHARDQL_QUEUE_PREFIX: PREFIX,
+          SHARDQL_WORKER_QUEUES: 'feed',
+          SHARDQL_REDIS: `${LOOPBACK}:${port}`,
+          SHARDQL_REDIS_USERNAME: APP.username,
+          SHARDQL_REDIS_PASSWORD: wrong,
+          SHARDQL_REDIS_TLS_CA: join(dir, 'good', 'tls', 'ca.pem'),
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      try {
+        const lines: Record<string, unknown>[] = [];
+        const said = await new Promise<Record<string, unknown>>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no redis_unavailable within 20 s: ${JSON.stringify(lines.map((l) => l.event))}`)), 20_000);
+          createInterface({ input: worker.stdout! }).on('line', (line) => {
+            let entry: Record<string, unknown>;
+            try {
+              entry = JSON.parse(line) as Record<string, unknown>;
+            } catch {
+              return;
+            }
+            lines.push(entry);
+            if (entry.event === 'redis_unavailable') {
+              clearTimeout(timer);
+              resolve(entry);
+            }
+          });
+        });
+        assert.match(String(said.error), /WRONGPASS/);
+        assert.equal(said.level, 'error');
+        assert.ok(!JSON.stringify(lines).includes(wrong), "the password is in none of the worker's log lines");
+      } finally {
+        worker.kill('SIGKILL');
+      }
       const u = (await gw.ok('mutation { createUser(input: { username: "tls_nobody" }) { user { id username } } }')).createUser.user;
       assert.equal((await gw.ok('query($id: ID!) { user(id: $id) { username } }', { id: u.id })).user.username, 'tls_nobody');
     } finally {
