@@ -29,8 +29,11 @@ function childEnv(env: Readonly<Record<string, string>>): Record<string, string 
   return { ...out, ...env };
 }
 
-/** Starts `shardql worker` and waits for its `worker_started` line. */
-export async function startWorkerProcess(env: Readonly<Record<string, string>>, args: readonly string[] = []): Promise<WorkerProcess> {
+/**
+ * Starts `shardql worker` and waits for its `worker_started` line (or the first line of event
+ * `until`, e.g. one a worker logs before it can start).
+ */
+export async function startWorkerProcess(env: Readonly<Record<string, string>>, args: readonly string[] = [], until = 'worker_started'): Promise<WorkerProcess> {
   const child = spawn(process.execPath, cliArgv('worker', ...args), {
     cwd: root,
     env: childEnv(env),
@@ -49,12 +52,12 @@ export async function startWorkerProcess(env: Readonly<Record<string, string>>, 
         return;
       }
       logs.push(entry);
-      if (entry.event === 'worker_started') res(String(entry.worker));
+      if (entry.event === until) res(String(entry.worker ?? ''));
     });
     void exited.then(({ code, signal }) => rej(new Error(`worker exited before starting (${signal ?? code}): ${stderr}`)));
   });
   const timeout = sleep(20_000).then(() => {
-    throw new Error(`worker did not start within 20 s: ${stderr}`);
+    throw new Error(`worker logged no ${until} within 20 s: ${stderr}`);
   });
   let name: string;
   try {

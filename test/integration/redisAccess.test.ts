@@ -21,9 +21,7 @@ import { ensureStackTls } from '../../src/stack/tls.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { eventually, TestWorkers } from '../helpers/workers.ts';
-import { cliArgv } from '../helpers/cli.ts';
-import { createInterface } from 'node:readline';
+import { eventually, startWorkerProcess, TestWorkers } from '../helpers/workers.ts';
 
 const NAME = 'redis-access';
 const TOPOLOGY_KEY = `/shardql-test/${NAME}/topology`;
@@ -191,9 +189,8 @@ describe('Redis with a password and TLS', () => {
       assert.match(String(unavailable[0]!.error), /WRONGPASS/);
       assert.ok(!JSON.stringify(logged).includes(wrong), 'the password is in no log line');
       // A worker process given the same wrong password says so too (it then waits for Redis, not started).
-      const worker = spawn(process.execPath, cliArgv('worker'), {
-        env: {
-          ...process.env,
+      const worker = await startWorkerProcess(
+        {
           SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
           SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
           SHARDQL_QUEUE_PREFIX: PREFIX,
@@ -203,31 +200,17 @@ describe('Redis with a password and TLS', () => {
           SHARDQL_REDIS_PASSWORD: wrong,
           SHARDQL_REDIS_TLS_CA: join(dir, 'good', 'tls', 'ca.pem'),
         },
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
+        [],
+        'redis_unavailable',
+      );
       try {
-        const lines: Record<string, unknown>[] = [];
-        const said = await new Promise<Record<string, unknown>>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no redis_unavailable within 20 s: ${JSON.stringify(lines.map((l) => l.event))}`)), 20_000);
-          createInterface({ input: worker.stdout! }).on('line', (line) => {
-            let entry: Record<string, unknown>;
-            try {
-              entry = JSON.parse(line) as Record<string, unknown>;
-            } catch {
-              return;
-            }
-            lines.push(entry);
-            if (entry.event === 'redis_unavailable') {
-              clearTimeout(timer);
-              resolve(entry);
-            }
-          });
-        });
+        const said = worker.logs.find((l) => l.event === 'redis_unavailable')!;
         assert.match(String(said.error), /WRONGPASS/);
         assert.equal(said.level, 'error');
-        assert.ok(!JSON.stringify(lines).includes(wrong), "the password is in none of the worker's log lines");
+        assert.ok(!JSON.stringify(worker.logs).includes(wrong), "the password is in none of the worker's log lines");
       } finally {
-        worker.kill('SIGKILL');
+        worker.child.kill('SIGKILL');
+        await worker.exited;
       }
       const u = (await gw.ok('mutation { createUser(input: { username: "tls_nobody" }) { user { id username } } }')).createUser.user;
       assert.equal((await gw.ok('query($id: ID!) { user(id: $id) { username } }', { id: u.id })).user.username, 'tls_nobody');
