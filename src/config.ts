@@ -166,6 +166,7 @@ export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
   const jwtSecret = env.SHARDQL_JWT_SECRET ?? (stack ? `dev-only-secret-of-${stack.mysql.password}` : required(env, 'SHARDQL_JWT_SECRET'));
   if (jwtSecret.length < 32) throw new ConfigError('SHARDQL_JWT_SECRET must be at least 32 characters');
   const trusted = env.SHARDQL_TRUSTED_DOCUMENTS;
+  const mysqlTls = tlsOf(env, 'SHARDQL_MYSQL');
   return {
     env: mode,
     port,
@@ -174,7 +175,7 @@ export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
     mysql: {
       user: env.SHARDQL_MYSQL_USER ?? stack?.mysql.user ?? required(env, 'SHARDQL_MYSQL_USER'),
       password: env.SHARDQL_MYSQL_PASSWORD ?? stack?.mysql.password ?? required(env, 'SHARDQL_MYSQL_PASSWORD'),
-      ...mysqlTls(env),
+      ...(mysqlTls ? { tls: mysqlTls } : {}),
     },
     redis: redisTarget(env, stack),
     memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
@@ -182,7 +183,7 @@ export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
     ...(trusted ? { trustedDocuments: trusted } : {}),
     ...(env.SHARDQL_QUEUE_PREFIX ? { queuePrefix: queuePrefixOf(env.SHARDQL_QUEUE_PREFIX) } : {}),
     ...limits(env, mode),
-    ...adminAndRefresh(env, stack),
+    ...adminAndRefresh(env, stack, mysqlTls),
     ...testFault(env, mode),
     ...eventSettings(env),
     ...production(env),
@@ -287,14 +288,18 @@ function etcd(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'etcd
   return { etcdEndpoints: endpoints, ...(Object.keys(access).length > 0 ? { etcdAccess: access } : {}) };
 }
 
-/** A PEM file named by a variable, read once at start: a clear error if it is missing or is not PEM. */
-function readPem(path: string, name: string): string {
-  let text: string;
+/** A file named by variable `name`, read once at start: a ConfigError naming the variable and the path if it cannot be. */
+function readNamedFile(path: string, name: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError(`${name} names a file that cannot be read: ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+}
+
+/** A PEM file named by a variable, read once at start: a clear error if it is missing or is not PEM. */
+function readPem(path: string, name: string): string {
+  const text = readNamedFile(path, name);
   if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`${name} must name a PEM file of certificates, got ${JSON.stringify(path)}, which holds none`);
   return text;
 }
@@ -402,14 +407,11 @@ function production(env: Env): Partial<GatewayConfig> {
   return out;
 }
 
-/** SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account) and SHARDQL_TOPOLOGY_REFRESH_MS. */
-/** SHARDQL_MYSQL_TLS / SHARDQL_MYSQL_TLS_CA: TLS for both accounts' connections to every shard host (and `mariadb-dump | mariadb` in shard copies). */
-function mysqlTls(env: Env): { tls?: { readonly ca?: string } } {
-  const tls = tlsOf(env, 'SHARDQL_MYSQL');
-  return tls ? { tls } : {};
-}
-
-function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
+/**
+ * SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account), with the TLS both accounts
+ * share (SHARDQL_MYSQL_TLS / _TLS_CA, read once by loadConfig), and SHARDQL_TOPOLOGY_REFRESH_MS.
+ */
+function adminAndRefresh(env: Env, stack: StackInfo | undefined, tls: { readonly ca?: string } | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
   const user = env.SHARDQL_MYSQL_ADMIN_USER ?? stack?.mysql.admin?.user;
   const password = env.SHARDQL_MYSQL_ADMIN_PASSWORD ?? stack?.mysql.admin?.password;
   if ((user === undefined) !== (password === undefined)) throw new ConfigError('SHARDQL_MYSQL_ADMIN_USER and SHARDQL_MYSQL_ADMIN_PASSWORD must be set together');
@@ -419,7 +421,7 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined): Pick<GatewayCo
     throw new ConfigError(`SHARDQL_TOPOLOGY_REFRESH_MS must be an integer number of milliseconds >= 100, got ${JSON.stringify(refresh)}`);
   }
   return {
-    ...(user !== undefined && password !== undefined ? { mysqlAdmin: { user, password, ...mysqlTls(env) } } : {}),
+    ...(user !== undefined && password !== undefined ? { mysqlAdmin: { user, password, ...(tls ? { tls } : {}) } } : {}),
     ...(refreshMs !== undefined ? { topologyRefreshMs: refreshMs } : {}),
   };
 }
@@ -526,13 +528,7 @@ export function withSecretFiles(env: Env): Env {
     const path = env[`${name}_FILE`] || undefined;
     if (path === undefined) continue;
     if (env[name] !== undefined && env[name] !== '') throw new ConfigError(`${name} and ${name}_FILE are both set; set one`);
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      throw new ConfigError(`${name}_FILE names a file that cannot be read: ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    const value = text.replace(/\r?\n$/, '');
+    const value = readNamedFile(path, `${name}_FILE`).replace(/\r?\n$/, '');
     if (value === '') throw new ConfigError(`${name}_FILE names an empty file: ${JSON.stringify(path)}`);
     (out ??= { ...env })[name] = value;
   }

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
 import { groupBy } from '../core/groupBy.ts';
+import { mysqlSsl } from './shardRouter.ts';
 import { cutRanges, oldIdOf, timeOf, type KeyRange, type SourceSchema, type SourceTable } from '../core/importSchema.ts';
 
 export interface SourceLocation {
@@ -55,14 +56,12 @@ export function sourceUrl(loc: SourceLocation): string {
 /** mysql2's `ssl` option for a location: its CA file read now (a clear error if it cannot be), certificates always checked. */
 function sourceSsl(loc: SourceLocation): { ssl?: { ca?: string; rejectUnauthorized: true } } {
   if (!loc.tls) return {};
-  if (loc.tls.caPath === undefined) return { ssl: { rejectUnauthorized: true } };
-  let ca: string;
+  if (loc.tls.caPath === undefined) return mysqlSsl({});
   try {
-    ca = readFileSync(loc.tls.caPath, 'utf8');
+    return mysqlSsl({ ca: readFileSync(loc.tls.caPath, 'utf8') });
   } catch (err) {
     throw new Error(`cannot read the source's CA file ${JSON.stringify(loc.tls.caPath)} (tls-ca in the URL): ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  return { ssl: { ca, rejectUnauthorized: true } };
 }
 
 /** A source row with its cells under their roles (`id`, `owner`, `f0`… for mapped fields). */

@@ -13,11 +13,15 @@ export interface MysqlCredentials {
   readonly tls?: { readonly ca?: string };
 }
 
-/** mysql2's `ssl` option for `credentials` (none: a plain connection). Certificates are always checked. */
-export function mysqlSslOption(credentials: MysqlCredentials): { ssl?: { ca?: string; rejectUnauthorized: true } } {
-  const tls = credentials.tls;
+/** mysql2's `ssl` option for a TLS setting (none: a plain connection). Certificates are always checked. */
+export function mysqlSsl(tls: { readonly ca?: string } | undefined): { ssl?: { ca?: string; rejectUnauthorized: true } } {
   if (!tls) return {};
   return { ssl: { ...(tls.ca !== undefined ? { ca: tls.ca } : {}), rejectUnauthorized: true } };
+}
+
+/** mysql2's `ssl` option for `credentials`. */
+export function mysqlSslOption(credentials: MysqlCredentials): { ssl?: { ca?: string; rejectUnauthorized: true } } {
+  return mysqlSsl(credentials.tls);
 }
 
 export interface ShardRouterOptions {
