@@ -21,7 +21,9 @@ import { TEST_JWT_SECRET, startTestGateway, type GqlResult, type TestGateway } f
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
 import { formatId, typeOf } from '../../src/core/ids.ts';
-import { MAPPINGS, MAPPING_TABLES, reverseOf } from '../../src/core/mappings.ts';
+import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from '../../src/core/mappings.ts';
+import { listCacheKey } from '../../src/storage/mappingStore.ts';
+import { Redis } from 'ioredis';
 import { allShards, reconcile } from '../../src/services/repair.ts';
 import { testFaultLine } from '../../src/services/testFaults.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
@@ -236,6 +238,39 @@ async function sideStates(gw: { gql: TestGateway['gql'] }, sides: readonly Side[
   });
 }
 
+/**
+ * What MariaDB itself holds for a job's lists (rows and count, no cache) and what Redis caches for
+ * them: said when a job reads as neither done nor undone, so a failure tells a wrong write from a
+ * stale cache.
+ */
+const TABLE_OF_FIELD: Record<string, MappingTable> = {
+  'user.likedPins': 'user_likes_pins',
+  'pin.likers': 'pin_liked_by_users',
+  'user.following': 'user_follows_users',
+  'user.followers': 'user_followed_by_users',
+  'user.followedBoards': 'user_follows_boards',
+  'board.followers': 'board_followed_by_users',
+  'pin.repins': 'pin_repinned_as_pins',
+  'board.pins': 'board_has_pins',
+  'user.boards': 'user_has_boards',
+};
+async function diagnose(job: Job): Promise<string> {
+  const redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
+  try {
+    const out: string[] = [];
+    for (const s of job.sides) {
+      const table = TABLE_OF_FIELD[`${typeOf(s.id)}.${s.field}`]!;
+      const [page] = await env.storage.mappings.pages([{ table, from: s.id, first: 10 }]);
+      const n = (await env.storage.mappings.counts([{ id: s.id, kind: table }])).get(`${s.id}:${table}`) ?? 0;
+      const cached = await redis.hgetall(listCacheKey(table, s.id));
+      out.push(`${table} of ${s.id}: MariaDB ${page!.edges.length} rows, count ${n}; Redis ${JSON.stringify(cached)}`);
+    }
+    return out.join('; ');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** One job's state: 'done', 'undone', or what its lists show (a partial or doubled write). */
 async function jobState(gw: { gql: TestGateway['gql'] }, job: Job): Promise<string> {
   const states = await sideStates(gw, job.sides);
@@ -391,13 +426,16 @@ async function runBatch(cases: readonly Case[], tally: Tally): Promise<void> {
         const state = await jobState(fresh, job);
         const o = outcomes[ci]![i]!;
         tally[o.kind]++;
-        if (o.kind === 'acknowledged') assert.equal(state, 'done', `${c.name} job ${i}: acknowledged, so done`);
+        if (o.kind === 'acknowledged') {
+          if (state !== 'done') assert.fail(`${c.name} job ${i}: acknowledged, so done, got ${state}: ${await diagnose(job)}`);
+        }
         else if (i === killers[ci]) {
           // The write the process died in: nothing of it inside its first transaction; after it, completed by the repair.
-          assert.equal(state, c.point === 'in-first-transaction' ? 'undone' : 'done', `${c.name} job ${i}: the write the gateway died in`);
+          const expected = c.point === 'in-first-transaction' ? 'undone' : 'done';
+          if (state !== expected) assert.fail(`${c.name} job ${i}: the write the gateway died in: ${state}, not ${expected}: ${await diagnose(job)}`);
           if (state === 'done') tally.doneBeforeRetry++;
         } else {
-          assert.ok(state === 'done' || state === 'undone', `${c.name} job ${i} (${o.kind}): done or not, got ${state}`);
+          if (state !== 'done' && state !== 'undone') assert.fail(`${c.name} job ${i} (${o.kind}): done or not, got ${state}: ${await diagnose(job)}`);
           if (state === 'done') tally.doneBeforeRetry++;
         }
       }
