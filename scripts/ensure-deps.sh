@@ -26,7 +26,7 @@ fi
 node scripts/patch-deps.mjs
 
 # --- server binaries --------------------------------------------------------------------------
-PACKAGES=(mariadb-server redis-server memcached etcd-server chromium openssl)
+PACKAGES=(mariadb-server redis-server memcached etcd-server chromium openssl sasl2-bin)
 
 have() {
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -39,7 +39,7 @@ have() {
 
 missing_binaries() {
   local b missing=()
-  for b in mariadbd mariadb-install-db redis-server memcached etcd openssl; do
+  for b in mariadbd mariadb-install-db redis-server memcached etcd openssl saslpasswd2; do
     have "$b" || missing+=("$b")
   done
   [[ -x /usr/bin/chromium ]] || missing+=(chromium)

@@ -6,6 +6,7 @@ import { parseRate, type Rate } from './cache/rateLimits.ts';
 import { QUEUE_NAMES, parseConcurrency, parseQueueList, type QueueName } from './jobs/queues.ts';
 import { parseTestFault, type TestFault } from './services/testFaults.ts';
 import { readFileSync } from 'node:fs';
+import type { MemcachedTarget } from './cache/cacheLayers.ts';
 import type { RedisAccess, RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
 import type { MysqlCredentials } from './storage/shardRouter.ts';
 import type { EtcdAccess } from './topology/etcdTopologySource.ts';
@@ -38,7 +39,8 @@ export interface GatewayConfig {
    * SHARDQL_REDIS_CLUSTER).
    */
   readonly redis: RedisTarget;
-  readonly memcached: { readonly servers: string };
+  /** The memcached servers of the object cache, and the SASL login if they ask for one. */
+  readonly memcached: MemcachedTarget;
   /** HMAC secret for viewer tokens (HS256). At least 32 bytes. */
   readonly jwtSecret: string;
   /**
@@ -147,7 +149,7 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *   SHARDQL_ENV, SHARDQL_PORT (default 4000), SHARDQL_ETCD (comma-separated URLs),
  *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port) or
  *   SHARDQL_REDIS_CLUSTER (host:port,host:port,… or redis://host:port,…: some nodes of a cluster),
- *   SHARDQL_MEMCACHED (host:port[,host:port]), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
+ *   SHARDQL_MEMCACHED (host:port[,host:port]) with SHARDQL_MEMCACHED_USERNAME / _PASSWORD (SASL), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
  *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
  *   SHARDQL_QUEUE_PREFIX
  *
@@ -178,7 +180,7 @@ export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
       ...(mysqlTls ? { tls: mysqlTls } : {}),
     },
     redis: redisTarget(env, stack),
-    memcached: { servers: env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED')) },
+    memcached: memcachedTarget(env, stack),
     jwtSecret,
     ...(trusted ? { trustedDocuments: trusted } : {}),
     ...(env.SHARDQL_QUEUE_PREFIX ? { queuePrefix: queuePrefixOf(env.SHARDQL_QUEUE_PREFIX) } : {}),
@@ -252,6 +254,26 @@ function redisAccess(env: Env): RedisAccess | undefined {
   const tls = tlsOf(env, 'SHARDQL_REDIS');
   if (username === undefined && password === undefined && tls === undefined) return undefined;
   return { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}), ...(tls ? { tls } : {}) };
+}
+
+/**
+ * SHARDQL_MEMCACHED (`host:port[,host:port]`), and SHARDQL_MEMCACHED_USERNAME with
+ * SHARDQL_MEMCACHED_PASSWORD for servers that require SASL (memcached -S; the PLAIN mechanism, as
+ * managed memcached services take it). Credentials come from these two variables only: a
+ * `user:password@` inside SHARDQL_MEMCACHED is refused, not read.
+ */
+function memcachedTarget(env: Env, stack: StackInfo | undefined): MemcachedTarget {
+  const servers = env.SHARDQL_MEMCACHED ?? (stack ? `${stack.memcached.host}:${stack.memcached.port}` : required(env, 'SHARDQL_MEMCACHED'));
+  for (const server of servers.split(',')) {
+    if (server.includes('@')) throw new ConfigError('SHARDQL_MEMCACHED must list host:port only; put the login in SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD');
+    if (!/^[^:\s]+(:\d{1,5})?$/.test(server)) throw new ConfigError(`SHARDQL_MEMCACHED must be host:port[,host:port], got ${JSON.stringify(servers)}`);
+  }
+  const username = env.SHARDQL_MEMCACHED_USERNAME || undefined;
+  const password = env.SHARDQL_MEMCACHED_PASSWORD || undefined;
+  if ((username === undefined) !== (password === undefined)) {
+    throw new ConfigError('SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together (a SASL login): set both or neither');
+  }
+  return username !== undefined && password !== undefined ? { servers, sasl: { username, password } } : { servers };
 }
 
 /**
@@ -513,6 +535,7 @@ export const SECRET_VARIABLES = [
   'SHARDQL_MYSQL_ADMIN_PASSWORD',
   'SHARDQL_JWT_SECRET',
   'SHARDQL_REDIS_PASSWORD',
+  'SHARDQL_MEMCACHED_PASSWORD',
   'SHARDQL_ETCD_PASSWORD',
   'SHARDQL_IMPORT_PASSWORD',
 ] as const;

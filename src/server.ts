@@ -146,8 +146,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;
   const nearEntries = config.nearCacheEntries ?? 200_000;
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
-  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, timeoutMs: cacheTimeoutMs, nearEntries, feedSize: feedOptions.size });
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached, timeoutMs: cacheTimeoutMs, nearEntries, feedSize: feedOptions.size });
   if (!layers.redisReachable) log('redis_unavailable', { redis: describeRedisTarget(config.redis), error: layers.redisError });
+  if (layers.memcachedError !== undefined) log('memcached_unavailable', { memcached: config.memcached.servers, error: layers.memcachedError, effect: 'objects are read from MySQL until it answers' });
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: no read uses L1, every write waits for the repair pass' }, 'error');
   const redis = layers.redis;
   const metrics = new GatewayMetrics();

@@ -62,9 +62,10 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
 
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
-  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0, feedSize: feedOptions.size });
+  const layers = await createCacheLayers({ redis: config.redis, memcached: config.memcached, nearEntries: 0, feedSize: feedOptions.size });
   // Its queues wait for Redis (they reconnect by themselves); say why it does not answer now.
   if (!layers.redisReachable) log('redis_unavailable', { redis: describeRedisTarget(config.redis), error: layers.redisError }, 'error');
+  if (layers.memcachedError !== undefined) log('memcached_unavailable', { memcached: config.memcached.servers, error: layers.memcachedError }, 'error');
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: every write waits for the repair pass' }, 'error');
   const storage = createStorage({
     topology: () => current,

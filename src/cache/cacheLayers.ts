@@ -6,11 +6,17 @@ import { MemcachedObjects } from './memcachedObjects.ts';
 import { RedisLists } from './redisLists.ts';
 import { RedisFeeds } from './redisFeeds.ts';
 
+/** The memcached servers of the object cache (`host:port[,host:port]`) and the SASL login, if they require one. */
+export interface MemcachedTarget {
+  readonly servers: string;
+  /** SASL PLAIN, sent by memjs on every new connection before any request. */
+  readonly sasl?: { readonly username: string; readonly password: string };
+}
+
 export interface CacheLayersOptions {
   /** One Redis, or a Redis Cluster. */
   readonly redis: RedisTarget;
-  /** `host:port[,host:port]`. */
-  readonly memcached: string;
+  readonly memcached: MemcachedTarget;
   /** A cache call not answered within this many ms counts as a miss. Default 500. */
   readonly timeoutMs?: number;
   /** Keys of the in-process cache (L1); 0: none, but writes still append to the invalidation log. Default 200000. */
@@ -55,6 +61,8 @@ export async function createCacheLayers(
     readonly redisReachable: boolean;
     /** Why Redis did not answer at start (e.g. `WRONGPASS …`, a certificate error, `connect ECONNREFUSED …`). */
     readonly redisError: string | undefined;
+    /** Why a memcached server did not answer at start (e.g. `authentication failed`, `connect ECONNREFUSED …`). */
+    readonly memcachedError: string | undefined;
     /** Servers older than the scripts need (`host:port version`), if Redis answered. */
     readonly redisOutdated: readonly string[];
   }
@@ -74,14 +82,21 @@ export async function createCacheLayers(
   );
   redis.off('error', onError);
   const redisOutdated = redisReachable ? await outdatedRedisServers(redis).catch(() => []) : [];
-  const memcached = memjs.Client.create(opts.memcached, {
+  const memcached = memjs.Client.create(opts.memcached.servers, {
     timeout: timeoutMs / 1000,
     conntimeout: 1,
     retries: 0,
     failover: false,
     logger: { log: () => undefined },
   } as memjs.ClientOptions);
+  // The login is the configuration's alone: memjs would otherwise take one from MEMCACHIER_* or
+  // MEMCACHE_* variables of the environment, or from a `user:password@` in the server list.
+  for (const server of (memcached as unknown as { servers: { username?: string; password?: string }[] }).servers) {
+    server.username = opts.memcached.sasl?.username;
+    server.password = opts.memcached.sasl?.password;
+  }
   const objects = new MemcachedObjects({ client: memcached, timeoutMs });
+  const memcachedError = await objects.check();
   const lists = new RedisLists({ redis, timeoutMs });
   // With no L1 entries the log is still written (other processes' L1s obey it); this one reads none.
   const near = new InvalidationLog({
@@ -101,6 +116,7 @@ export async function createCacheLayers(
     redisReachable,
     redisError: redisReachable ? undefined : firstError,
     redisOutdated,
+    memcachedError,
     objects,
     lists,
     near,

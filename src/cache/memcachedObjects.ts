@@ -18,6 +18,8 @@ import type { CacheStats } from './cacheStats.ts';
 type Response = { header: { opcode: number; status: number; opaque: number; cas: Buffer }; key: Buffer; extras: Buffer; val: Buffer };
 type Callback = ((r: Response) => void) & { quiet?: boolean };
 interface ServerInternals {
+  readonly host: string;
+  readonly port: number | string;
   onResponse(seq: number, fn: Callback): void;
   onError(seq: number, fn: (err: unknown) => void): void;
   write(blob: Buffer): void;
@@ -105,6 +107,21 @@ export class MemcachedObjects {
       });
       server.write(Buffer.concat([...build(seq), makeRequestBuffer(OP.NOOP, '', '', '', seq)]));
     });
+  }
+
+  /**
+   * One NOOP to every server (memjs connects, and logs in with SASL if configured, first): at
+   * start, to say why the layer is unavailable rather than only missing. Undefined when every
+   * server answered, else `host:port: reason` of the first that did not.
+   */
+  async check(): Promise<string | undefined> {
+    const results = await Promise.allSettled(this.#client.servers.map((server) => this.#batch(server, () => [])));
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'fulfilled') continue;
+      const server = this.#client.servers[i]!;
+      return `${server.host}:${server.port}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`;
+    }
+    return undefined;
   }
 
   /**

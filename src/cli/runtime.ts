@@ -81,7 +81,7 @@ export async function withStorage<T>(
   poolSize?: number,
   opts: { readonly caches?: boolean; readonly admin?: boolean } = {},
 ): Promise<T> {
-  const layers = opts.caches ? await createCacheLayers({ redis: config.redis, memcached: config.memcached.servers, nearEntries: 0 }) : undefined;
+  const layers = opts.caches ? await createCacheLayers({ redis: config.redis, memcached: config.memcached, nearEntries: 0 }) : undefined;
   const credentials = opts.admin ? (config.mysqlAdmin ?? config.mysql) : config.mysql;
   const storage = createStorage({
     topology: () => topology,

@@ -55,7 +55,7 @@ before(async () => {
   redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
   queue = new JobQueue({ redis, prefix: PREFIX, registry: JOB_KINDS });
   // Writes made outside the gateway invalidate every layer (and its L1) like the gateway's own.
-  layers = await createCacheLayers({ redis: env.stack.redis, memcached: `${env.stack.memcached.host}:${env.stack.memcached.port}`, nearEntries: 0, feedSize: SIZE });
+  layers = await createCacheLayers({ redis: env.stack.redis, memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` }, nearEntries: 0, feedSize: SIZE });
   cached = createStorage({
     topology: () => env.topology,
     credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },

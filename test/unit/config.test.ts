@@ -132,7 +132,7 @@ describe('Config: one Redis or a Redis Cluster', () => {
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...noRedis, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
 });
 
-describe('Config: getting into Redis (password, ACL user, TLS), etcd (TLS, auth) and MySQL (TLS)', () => {
+describe('Config: getting into Redis (password, ACL user, TLS), memcached (SASL), etcd (TLS, auth) and MySQL (TLS)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'shardql-config-'));
   const pem = join(dir, 'ca.pem');
   writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
@@ -179,6 +179,25 @@ describe('Config: getting into Redis (password, ACL user, TLS), etcd (TLS, auth)
     assert.throws(() => loadConfig({ ...BASE, SHARDQL_MYSQL_PASSWORD_FILE: file('m2', 'x') }), /SHARDQL_MYSQL_PASSWORD and SHARDQL_MYSQL_PASSWORD_FILE are both set; set one/);
     assert.throws(() => loadConfig({ ...BASE, SHARDQL_ETCD_PASSWORD_FILE: join(dir, 'none') }), /SHARDQL_ETCD_PASSWORD_FILE names a file that cannot be read: ".*none" \(ENOENT\)/);
     assert.throws(() => loadConfig({ ...BASE, SHARDQL_REDIS_PASSWORD_FILE: file('blank', '\n') }), /SHARDQL_REDIS_PASSWORD_FILE names an empty file/);
+  });
+
+  test('memcached: servers, and a SASL login from its two variables only', () => {
+    assert.deepEqual(loadConfig(BASE).memcached, { servers: 'mc:11211' });
+    assert.deepEqual(loadConfig({ ...BASE, SHARDQL_MEMCACHED: 'a:11211,b' }).memcached, { servers: 'a:11211,b' });
+    assert.deepEqual(loadConfig({ ...BASE, SHARDQL_MEMCACHED_USERNAME: 'app', SHARDQL_MEMCACHED_PASSWORD: 's3cret' }).memcached, {
+      servers: 'mc:11211',
+      sasl: { username: 'app', password: 's3cret' },
+    });
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ SHARDQL_MEMCACHED_USERNAME: 'app' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together/],
+      [{ SHARDQL_MEMCACHED_PASSWORD: 's3cret' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together/],
+      [{ SHARDQL_MEMCACHED: 'app:pw@mc:11211' }, /SHARDQL_MEMCACHED must list host:port only; put the login in SHARDQL_MEMCACHED_USERNAME/],
+      [{ SHARDQL_MEMCACHED: 'mc:port' }, /SHARDQL_MEMCACHED must be host:port\[,host:port\], got "mc:port"/],
+      [{ SHARDQL_MEMCACHED: 'a:1, b:2' }, /SHARDQL_MEMCACHED must be host:port/],
+    ];
+    for (const [env, message] of refused) assert.throws(() => loadConfig({ ...BASE, ...env }), (err) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env));
+    writeFileSync(join(dir, 'mc'), 'from-file\n');
+    assert.equal(loadConfig({ ...BASE, SHARDQL_MEMCACHED_USERNAME: 'app', SHARDQL_MEMCACHED_PASSWORD_FILE: join(dir, 'mc') }).memcached.sasl?.password, 'from-file');
   });
 
   test('etcd: https:// endpoints, a user and password, and a CA', () => {
