@@ -10,6 +10,7 @@ import type { MemcachedTarget } from './cache/cacheLayers.ts';
 import type { RedisAccess, RedisEndpoint, RedisTarget } from './redis/redisClient.ts';
 import type { MysqlCredentials } from './storage/shardRouter.ts';
 import type { EtcdAccess } from './topology/etcdTopologySource.ts';
+import type { TlsTrust } from './core/tlsTrust.ts';
 
 /**
  * Everything the gateway needs from its environment. Only entry points build this (from
@@ -280,7 +281,7 @@ function memcachedTarget(env: Env, stack: StackInfo | undefined): MemcachedTarge
  * `<prefix>_TLS=1` (TLS, certificates checked against Node's CA bundle) or `<prefix>_TLS_CA=/path`
  * (TLS, checked against the CAs in that PEM file, read once here); `<prefix>_TLS=0` or neither: none.
  */
-function tlsOf(env: Env, prefix: 'SHARDQL_REDIS' | 'SHARDQL_MYSQL'): { readonly ca?: string } | undefined {
+function tlsOf(env: Env, prefix: 'SHARDQL_REDIS' | 'SHARDQL_MYSQL'): TlsTrust | undefined {
   const flag = env[`${prefix}_TLS`] || undefined;
   if (flag !== undefined && flag !== '1' && flag !== '0') throw new ConfigError(`${prefix}_TLS must be 1 or 0, got ${JSON.stringify(flag)}`);
   const caPath = env[`${prefix}_TLS_CA`] || undefined;
@@ -433,7 +434,7 @@ function production(env: Env): Partial<GatewayConfig> {
  * SHARDQL_MYSQL_ADMIN_USER/PASSWORD (default: the stack's admin account), with the TLS both accounts
  * share (SHARDQL_MYSQL_TLS / _TLS_CA, read once by loadConfig), and SHARDQL_TOPOLOGY_REFRESH_MS.
  */
-function adminAndRefresh(env: Env, stack: StackInfo | undefined, tls: { readonly ca?: string } | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
+function adminAndRefresh(env: Env, stack: StackInfo | undefined, tls: TlsTrust | undefined): Pick<GatewayConfig, 'mysqlAdmin' | 'topologyRefreshMs'> {
   const user = env.SHARDQL_MYSQL_ADMIN_USER ?? stack?.mysql.admin?.user;
   const password = env.SHARDQL_MYSQL_ADMIN_PASSWORD ?? stack?.mysql.admin?.password;
   if ((user === undefined) !== (password === undefined)) throw new ConfigError('SHARDQL_MYSQL_ADMIN_USER and SHARDQL_MYSQL_ADMIN_PASSWORD must be set together');

@@ -12,6 +12,7 @@
  *   answers for one node only.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { TlsTrust } from '../core/tlsTrust.ts';
 
 export interface RedisEndpoint {
   readonly host: string;
@@ -27,7 +28,7 @@ export interface RedisAccess {
   readonly username?: string;
   readonly password?: string;
   /** Connect over TLS, checking the server's certificate against `ca` (PEM), else Node's CA bundle. */
-  readonly tls?: { readonly ca?: string };
+  readonly tls?: TlsTrust;
 }
 
 /**

@@ -5,16 +5,17 @@ import { shardOf } from '../core/ids.ts';
 import type { Endpoint, Topology } from '../core/topology.ts';
 import { checkSqlIdentifiers, withoutStringLiterals, type KnownDatabases } from './sqlIdentifiers.ts';
 import { sqlSpanAttributes, type OpContext } from './sqlStats.ts';
+import type { TlsTrust } from '../core/tlsTrust.ts';
 
 export interface MysqlCredentials {
   readonly user: string;
   readonly password: string;
   /** Connect over TLS, checking the server's certificate against `ca` (PEM), else Node's CA bundle. */
-  readonly tls?: { readonly ca?: string };
+  readonly tls?: TlsTrust;
 }
 
 /** mysql2's `ssl` option for a TLS setting (none: a plain connection). Certificates are always checked. */
-export function mysqlSsl(tls: { readonly ca?: string } | undefined): { ssl?: { ca?: string; rejectUnauthorized: true } } {
+export function mysqlSsl(tls: TlsTrust | undefined): { ssl?: { ca?: string; rejectUnauthorized: true } } {
   if (!tls) return {};
   return { ssl: { ...(tls.ca !== undefined ? { ca: tls.ca } : {}), rejectUnauthorized: true } };
 }
