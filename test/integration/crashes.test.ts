@@ -254,7 +254,7 @@ const TABLE_OF_FIELD: Record<string, MappingTable> = {
   'board.pins': 'board_has_pins',
   'user.boards': 'user_has_boards',
 };
-async function diagnose(job: Job): Promise<string> {
+async function diagnoseLists(job: Job): Promise<string> {
   const redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
   try {
     const out: string[] = [];
@@ -420,6 +420,13 @@ async function runBatch(cases: readonly Case[], tally: Tally): Promise<void> {
     const passLogged = (): boolean => (left > 0 ? /"event":"repair_pass"/ : /listening/).test(fresh.stdout());
     await until('the fresh gateway to complete every intent and log its pass', async () => (await pendingIntents()) === 0 && passLogged(), 30_000);
 
+    // What the processes said about caches and intents: part of any failure message below.
+    const said = (): string =>
+      [...doomed, fresh]
+        .flatMap((gw, i) => gw.stdout().split('\n').filter((l) => /cache_invalidation_failed|intent_completion|redis_unavailable|"event":"repair_pass"/.test(l)).map((l) => `${i < doomed.length ? cases[i]!.name : 'fresh'}: ${l}`))
+        .join('\n')
+        .slice(-4000);
+    const diagnose = async (job: Job): Promise<string> => `${await diagnoseLists(job)}\nwhat the gateways logged:\n${said()}`;
     // Acknowledged: done. Not acknowledged: done or undone, never partial or doubled.
     for (const [ci, c] of cases.entries()) {
       for (const [i, job] of jobs[ci]!.entries()) {
