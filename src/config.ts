@@ -269,12 +269,16 @@ function memcachedTarget(env: Env, stack: StackInfo | undefined): MemcachedTarge
     if (server.includes('@')) throw new ConfigError('SHARDQL_MEMCACHED must list host:port only; put the login in SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD');
     if (!/^[^:\s]+(:\d{1,5})?$/.test(server)) throw new ConfigError(`SHARDQL_MEMCACHED must be host:port[,host:port], got ${JSON.stringify(servers)}`);
   }
-  const username = env.SHARDQL_MEMCACHED_USERNAME || undefined;
-  const password = env.SHARDQL_MEMCACHED_PASSWORD || undefined;
-  if ((username === undefined) !== (password === undefined)) {
-    throw new ConfigError('SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together (a SASL login): set both or neither');
-  }
-  return username !== undefined && password !== undefined ? { servers, sasl: { username, password } } : { servers };
+  const sasl = loginOf(env, 'SHARDQL_MEMCACHED');
+  return sasl ? { servers, sasl } : { servers };
+}
+
+/** `<prefix>_USERNAME` with `<prefix>_PASSWORD`: both (a login) or neither; one alone is a ConfigError. */
+function loginOf(env: Env, prefix: 'SHARDQL_MEMCACHED' | 'SHARDQL_ETCD'): { username: string; password: string } | undefined {
+  const username = env[`${prefix}_USERNAME`] || undefined;
+  const password = env[`${prefix}_PASSWORD`] || undefined;
+  if ((username === undefined) !== (password === undefined)) throw new ConfigError(`${prefix}_USERNAME and ${prefix}_PASSWORD must be set together`);
+  return username !== undefined && password !== undefined ? { username, password } : undefined;
 }
 
 /**
@@ -297,15 +301,13 @@ function tlsOf(env: Env, prefix: 'SHARDQL_REDIS' | 'SHARDQL_MYSQL'): TlsTrust | 
  */
 function etcd(env: Env, stack: StackInfo | undefined): Pick<GatewayConfig, 'etcdEndpoints' | 'etcdAccess'> {
   const endpoints = env.SHARDQL_ETCD ? env.SHARDQL_ETCD.split(',').map((e) => e.trim()) : stack ? stack.etcd.endpoints : [required(env, 'SHARDQL_ETCD')];
-  const username = env.SHARDQL_ETCD_USERNAME || undefined;
-  const password = env.SHARDQL_ETCD_PASSWORD || undefined;
-  if ((username === undefined) !== (password === undefined)) throw new ConfigError('SHARDQL_ETCD_USERNAME and SHARDQL_ETCD_PASSWORD must be set together');
+  const login = loginOf(env, 'SHARDQL_ETCD');
   const caPath = env.SHARDQL_ETCD_TLS_CA || undefined;
   const secure = endpoints.filter((e) => e.startsWith('https://')).length;
   if (secure > 0 && secure < endpoints.length) throw new ConfigError(`SHARDQL_ETCD mixes https:// and plain endpoints (${endpoints.join(',')}): use one or the other`);
   if (caPath !== undefined && secure === 0) throw new ConfigError(`SHARDQL_ETCD_TLS_CA is set, so SHARDQL_ETCD must list https:// endpoints, got ${endpoints.join(',')}`);
   const access: EtcdAccess = {
-    ...(username !== undefined && password !== undefined ? { username, password } : {}),
+    ...login,
     ...(caPath !== undefined ? { ca: readPem(caPath, 'SHARDQL_ETCD_TLS_CA') } : {}),
   };
   return { etcdEndpoints: endpoints, ...(Object.keys(access).length > 0 ? { etcdAccess: access } : {}) };

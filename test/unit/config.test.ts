@@ -189,8 +189,8 @@ describe('Config: getting into Redis (password, ACL user, TLS), memcached (SASL)
       sasl: { username: 'app', password: 's3cret' },
     });
     const refused: [Record<string, string>, RegExp][] = [
-      [{ SHARDQL_MEMCACHED_USERNAME: 'app' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together/],
-      [{ SHARDQL_MEMCACHED_PASSWORD: 's3cret' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD go together/],
+      [{ SHARDQL_MEMCACHED_USERNAME: 'app' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD must be set together/],
+      [{ SHARDQL_MEMCACHED_PASSWORD: 's3cret' }, /SHARDQL_MEMCACHED_USERNAME and SHARDQL_MEMCACHED_PASSWORD must be set together/],
       [{ SHARDQL_MEMCACHED: 'app:pw@mc:11211' }, /SHARDQL_MEMCACHED must list host:port only; put the login in SHARDQL_MEMCACHED_USERNAME/],
       [{ SHARDQL_MEMCACHED: 'mc:port' }, /SHARDQL_MEMCACHED must be host:port\[,host:port\], got "mc:port"/],
       [{ SHARDQL_MEMCACHED: 'a:1, b:2' }, /SHARDQL_MEMCACHED must be host:port/],
