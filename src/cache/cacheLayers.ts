@@ -89,13 +89,7 @@ export async function createCacheLayers(
     failover: false,
     logger: { log: () => undefined },
   } as memjs.ClientOptions);
-  // The login is the configuration's alone: memjs would otherwise take one from MEMCACHIER_* or
-  // MEMCACHE_* variables of the environment, or from a `user:password@` in the server list.
-  for (const server of (memcached as unknown as { servers: { username?: string; password?: string }[] }).servers) {
-    server.username = opts.memcached.sasl?.username;
-    server.password = opts.memcached.sasl?.password;
-  }
-  const objects = new MemcachedObjects({ client: memcached, timeoutMs });
+  const objects = new MemcachedObjects({ client: memcached, timeoutMs, sasl: opts.memcached.sasl });
   const memcachedError = await objects.check();
   const lists = new RedisLists({ redis, timeoutMs });
   // With no L1 entries the log is still written (other processes' L1s obey it); this one reads none.

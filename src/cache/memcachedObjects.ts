@@ -20,6 +20,8 @@ type Callback = ((r: Response) => void) & { quiet?: boolean };
 interface ServerInternals {
   readonly host: string;
   readonly port: number | string;
+  username?: string | undefined;
+  password?: string | undefined;
   onResponse(seq: number, fn: Callback): void;
   onError(seq: number, fn: (err: unknown) => void): void;
   write(blob: Buffer): void;
@@ -44,6 +46,12 @@ export type FillToken = Buffer | null;
 
 export interface MemcachedObjectsOptions {
   readonly client: memjs.Client;
+  /**
+   * The SASL login (PLAIN) memjs sends on every new connection, or none. The configuration's
+   * alone: memjs would otherwise take one from MEMCACHIER_* / MEMCACHE_* environment variables or
+   * a `user:password@` in the server list.
+   */
+  readonly sasl?: { readonly username: string; readonly password: string } | undefined;
   /** Seconds a filled object lives. Default 3600. */
   readonly ttlSeconds?: number;
   /** Seconds a tombstone lives: longer than any reader's MySQL read. Default 30. */
@@ -73,6 +81,10 @@ export class MemcachedObjects {
 
   constructor(opts: MemcachedObjectsOptions) {
     this.#client = opts.client as unknown as ClientInternals;
+    for (const server of this.#client.servers) {
+      server.username = opts.sasl?.username;
+      server.password = opts.sasl?.password;
+    }
     this.#ttl = opts.ttlSeconds ?? 3600;
     this.#tombstoneTtl = opts.tombstoneSeconds ?? 30;
     this.#timeoutMs = opts.timeoutMs ?? 500;
