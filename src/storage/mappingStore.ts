@@ -198,11 +198,7 @@ export class MappingStore {
    */
   async apply(changes: readonly EdgeChange[], ctx: OpContext = {}): Promise<boolean[]> {
     const results: boolean[] = new Array<boolean>(changes.length).fill(false);
-    const byShard = new Map<number, number[]>();
-    changes.forEach((c, i) => {
-      const s = shardOf(c.from);
-      byShard.set(s, [...(byShard.get(s) ?? []), i]);
-    });
+    const byShard = groupBy(changes.keys(), (i) => shardOf(changes[i]!.from));
     for (const shard of byShard.keys()) {
       // Validate up front so no transaction starts for a write that would be refused.
       this.#router.writableHostOfShard(shard);
