@@ -27,7 +27,7 @@ export function stackAddressLines(info: StackInfo): string[] {
 }
 
 /** Brings the stack up (idempotent), with progress on stderr. Shared with `shardql dev`. */
-export async function bringStackUp(ctx: CliContext, dir: string, opts: { hosts?: number; replicas?: boolean; redisCluster?: boolean }): Promise<StackInfo> {
+export async function bringStackUp(ctx: CliContext, dir: string, opts: { hosts?: number; replicas?: boolean; redisCluster?: boolean; innodbBufferPoolMb?: number }): Promise<StackInfo> {
   const started = Date.now();
   const info = await stackUp({ dir, ...opts, log: (line) => println(ctx.stderr, `  ${line}`) });
   println(ctx.stdout, `Stack up in ${dir} (${seconds(Date.now() - started)}); MySQL user '${info.mysql.user}', credentials in ${resolve(dir, 'stack.json')}`);
@@ -42,15 +42,18 @@ const up: Command = {
     hosts: { type: 'string', value: 'N', help: 'MariaDB primaries (default: as before, else 2)' },
     replicas: { type: 'boolean', help: 'Give every primary a semi-sync GTID replica' },
     'redis-cluster': { type: 'boolean', help: 'Also run a Redis Cluster of 3 primaries (use it with SHARDQL_REDIS_CLUSTER)' },
+    'buffer-pool-mb': { type: 'string', value: 'MIB', help: 'InnoDB buffer pool of every MariaDB instance (default: as before, else 64); resized live' },
     dir: DIR_OPTION,
   },
   details:
     'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts, replicas or the Redis Cluster when asked for more.',
   async run(args, ctx) {
     const hosts = args.int('hosts', undefined, 1, 64);
+    const pool = args.int('buffer-pool-mb', undefined, 32, 1_048_576);
     const dir = dirOf(args, ctx);
     const info = await bringStackUp(ctx, dir, {
       ...(hosts !== undefined ? { hosts } : {}),
+      ...(pool !== undefined ? { innodbBufferPoolMb: pool } : {}),
       ...(args.flag('replicas') ? { replicas: true } : {}),
       ...(args.flag('redis-cluster') ? { redisCluster: true } : {}),
     });

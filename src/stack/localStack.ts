@@ -38,6 +38,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
       ...(opts.hosts !== undefined ? { hosts: opts.hosts } : {}),
       ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
       ...(opts.redisCluster !== undefined ? { redisCluster: opts.redisCluster } : {}),
+      ...(opts.innodbBufferPoolMb !== undefined ? { innodbBufferPoolMb: opts.innodbBufferPoolMb } : {}),
     };
     const { plan, changed } = await resolvePlan(dir, want);
     // Persist ports before starting anything, so a failed first `up` is resumable and stoppable.

@@ -51,9 +51,11 @@ export interface MysqlInstance {
   /** The stack's CA and server certificate: the server offers TLS with them (`src/stack/tls.ts`). */
   stackDir: string;
   tls: StackTlsFiles;
+  /** InnoDB buffer pool, MiB (the stack's plan). */
+  bufferPoolMb: number;
 }
 
-export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: number): MysqlInstance[] {
+export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: number, bufferPoolMb: number): MysqlInstance[] {
   const make = (role: MysqlRole, endpoint: MysqlEndpoint, source?: MysqlEndpoint): MysqlInstance => {
     const name = `${host.name}-${role}`;
     const dir = join(stackDir, name);
@@ -77,6 +79,7 @@ export function mysqlInstances(stackDir: string, host: StackHost, hostIndex: num
       grantsMarker: join(dir, 'grants'),
       stackDir,
       tls: stackTlsFiles(stackDir),
+      bufferPoolMb,
     };
   };
   const list = [make('primary', host.primary)];
@@ -94,8 +97,9 @@ export function renderCnf(inst: MysqlInstance): string {
     ['tmpdir', inst.tmpDir],
     ['pid-file', inst.pidFile],
     ['log-error', inst.logFile],
-    // Several instances share a small machine: keep caches small.
-    ['innodb-buffer-pool-size', '64M'],
+    // The stack's choice (StackOptions.innodbBufferPoolMb): small by default, as several
+    // instances share a small machine; the benchmark's stacks hold their data set in memory.
+    ['innodb-buffer-pool-size', `${inst.bufferPoolMb}M`],
     ['innodb-log-file-size', '48M'],
     ['innodb-log-buffer-size', '8M'],
     ['key-buffer-size', '8M'],
@@ -315,20 +319,35 @@ async function provision(inst: MysqlInstance, ctx: ServiceContext): Promise<void
 
 /**
  * A running instance whose generated config changed (typically: replicas were
- * added to a stack created without them): persist the new config and apply the
- * semi-sync settings live; everything else takes effect at the next restart.
+ * added to a stack created without them, or another buffer pool size asked for):
+ * persist the new config and apply the semi-sync settings and the buffer pool
+ * size live; everything else takes effect at the next restart.
  */
 async function reconcileRunning(inst: MysqlInstance, ctx: ServiceContext): Promise<void> {
   const cnf = renderCnf(inst);
   if (readTextIfExists(inst.cnfFile) === cnf) return;
-  ctx.log(`${inst.name}: configuration changed; applying semi-sync settings live (the rest, e.g. TLS, applies at the next restart)`);
+  ctx.log(`${inst.name}: configuration changed; applying semi-sync settings and the buffer pool size live (the rest, e.g. TLS, applies at the next restart)`);
   await withRootConnection(inst, async (conn) => {
+    await resizeBufferPool(conn, inst.bufferPoolMb * 2 ** 20);
     await conn.query('SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC');
     await conn.query('SET GLOBAL rpl_semi_sync_master_timeout = ?', [SEMI_SYNC_TIMEOUT_MS]);
     await conn.query(`SET GLOBAL rpl_semi_sync_master_enabled = ${inst.semiSyncSource ? 'ON' : 'OFF'}`);
     await conn.query('SET GLOBAL rpl_semi_sync_slave_enabled = ON');
   });
   writeFileAtomic(inst.cnfFile, cnf);
+}
+
+/** Resizes InnoDB's buffer pool online and waits until MariaDB says it is done (it rounds up to whole chunks). */
+async function resizeBufferPool(conn: Connection, bytes: number): Promise<void> {
+  const current = async (): Promise<number> => Number(((await conn.query<RowDataPacket[]>('SELECT @@innodb_buffer_pool_size AS b'))[0][0] as RowDataPacket).b);
+  if ((await current()) === bytes) return;
+  await conn.query('SET GLOBAL innodb_buffer_pool_size = ?', [bytes]);
+  const done = await pollUntil(async () => {
+    const [rows] = await conn.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status'");
+    const status = String(rows[0]?.Value ?? '');
+    return status === '' || /completed/i.test(status);
+  }, 120_000);
+  if (!done) throw new StackError(`the InnoDB buffer pool did not finish resizing to ${bytes / 2 ** 20} MiB within 120 s`);
 }
 
 /**

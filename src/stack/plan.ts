@@ -19,11 +19,15 @@ export interface StackPlan {
   etcdPeerPort: number;
   /** Cluster bus ports of the Redis Cluster's nodes (same order as info.redisCluster.nodes). */
   redisClusterBusPorts?: number[];
+  /** InnoDB buffer pool of every MariaDB instance, MiB (absent: DEFAULT_INNODB_BUFFER_POOL_MB). */
+  innodbBufferPoolMb?: number;
 }
 
 export const PLAN_FILE = 'plan.json';
 export const INFO_FILE = 'stack.json';
 export const DEFAULT_HOSTS = 2;
+/** Several instances share a small machine (the test stack: 3 hosts with replicas): keep caches small. */
+export const DEFAULT_INNODB_BUFFER_POOL_MB = 64;
 /** Primaries of the stack's Redis Cluster (`stack up --redis-cluster`): the fewest a cluster allows. */
 export const REDIS_CLUSTER_NODES = 3;
 const MYSQL_USER = 'shardql';
@@ -104,7 +108,7 @@ async function freshPlan(dir: string): Promise<StackPlan> {
  */
 export async function resolvePlan(
   dir: string,
-  want: { hosts?: number; replicas?: boolean; redisCluster?: boolean },
+  want: { hosts?: number; replicas?: boolean; redisCluster?: boolean; innodbBufferPoolMb?: number },
 ): Promise<{ plan: StackPlan; changed: boolean }> {
   const existing = readPlan(dir);
   const plan = existing ?? (await freshPlan(dir));
@@ -113,6 +117,15 @@ export async function resolvePlan(
   // Stacks made before the admin account existed get one (their accounts are redone at the next up).
   if (plan.info.mysql.admin === undefined) {
     plan.info.mysql.admin = { user: ADMIN_USER, password: newPassword() };
+    changed = true;
+  }
+
+  if (want.innodbBufferPoolMb !== undefined && want.innodbBufferPoolMb !== (plan.innodbBufferPoolMb ?? DEFAULT_INNODB_BUFFER_POOL_MB)) {
+    // InnoDB resizes in chunks of 128 MiB × instances; below 32 MiB it does not start.
+    if (!Number.isInteger(want.innodbBufferPoolMb) || want.innodbBufferPoolMb < 32 || want.innodbBufferPoolMb > 1_048_576) {
+      throw new StackError(`innodbBufferPoolMb must be an integer number of MiB between 32 and 1048576 (got ${want.innodbBufferPoolMb})`);
+    }
+    plan.innodbBufferPoolMb = want.innodbBufferPoolMb;
     changed = true;
   }
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { mysqlInstances, mysqlService } from './mysql.ts';
 import { httpGetText, probeTcp } from './net.ts';
-import type { StackPlan } from './plan.ts';
+import { DEFAULT_INNODB_BUFFER_POOL_MB, type StackPlan } from './plan.ts';
 import type { ServiceSpec } from './service.ts';
 
 /** Paths every service shares: <stackDir>/<name>/{<name>.pid,<name>.log}. */
@@ -136,7 +136,7 @@ function etcdService(stackDir: string, plan: StackPlan): ServiceSpec {
 
 /** All services of a plan, in start order (a replica always after its primary). */
 export function buildServices(stackDir: string, plan: StackPlan): ServiceSpec[] {
-  const mysql = plan.info.mysql.hosts.flatMap((host, i) => mysqlInstances(stackDir, host, i).map(mysqlService));
+  const mysql = plan.info.mysql.hosts.flatMap((host, i) => mysqlInstances(stackDir, host, i, plan.innodbBufferPoolMb ?? DEFAULT_INNODB_BUFFER_POOL_MB).map(mysqlService));
   return [
     redisServerService(stackDir, 'redis', plan.info.redis),
     ...redisClusterServices(stackDir, plan),

@@ -190,6 +190,29 @@ describe('local stack (2 hosts + replicas)', () => {
     assert.deepEqual(await pids(dir), before);
   });
 
+  test('a buffer pool size asked of a running stack is applied live to every instance, kept in the plan, and used at the next start', { timeout: 120_000 }, async () => {
+    const pool = async (): Promise<number[]> => {
+      const sizes: number[] = [];
+      for (const h of info.mysql.hosts) {
+        for (const ep of [h.primary, h.replica!]) {
+          sizes.push(await withMysql(info, ep, async (c) => Number((await c.query<RowDataPacket[]>('SELECT @@innodb_buffer_pool_size AS b'))[0][0]!['b']) / 2 ** 20));
+        }
+      }
+      return sizes;
+    };
+    assert.deepEqual(await pool(), [64, 64, 64, 64], 'the default');
+    await assert.rejects(stackUp({ dir, innodbBufferPoolMb: 16 }), /innodbBufferPoolMb must be an integer number of MiB between 32 and 1048576 \(got 16\)/);
+    const before = await pids(dir);
+    assert.deepEqual(await stackUp({ dir, hosts: 2, replicas: true, innodbBufferPoolMb: 256 }), info);
+    assert.deepEqual(await pool(), [256, 256, 256, 256], 'resized live');
+    assert.deepEqual(await pids(dir), before, 'no process restarted');
+    // An up that does not say keeps it; an instance started again reads it from its configuration.
+    assert.deepEqual(await stackUp({ dir }), info);
+    await stopService(dir, 'mysql002-replica');
+    await startService(dir, 'mysql002-replica');
+    assert.deepEqual(await pool(), [256, 256, 256, 256], 'kept across an up without it and a restart');
+  });
+
   test('redis keeps what it acknowledged through a SIGKILL (append-only file): job queues and stored feeds are not caches', async () => {
     const connect = async (): Promise<Redis> => {
       const r = new Redis({ host: info.redis.host, port: info.redis.port, lazyConnect: true, maxRetriesPerRequest: 0 });
