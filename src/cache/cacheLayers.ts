@@ -96,7 +96,7 @@ export async function createCacheLayers(
   const near = new InvalidationLog({
     redis,
     timeoutMs,
-    near: { maxEntries: Math.max(1, opts.nearEntries ?? 200_000) },
+    near: { maxEntries: opts.nearEntries ?? 200_000 },
     // Another writer could not reach a shared layer: invalidate there before reading it again.
     onUnshared: (keys) => {
       const k = byLayer(keys);

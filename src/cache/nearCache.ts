@@ -34,7 +34,11 @@ export interface BarrierResult {
 }
 
 export interface NearCacheOptions {
-  /** Most keys held (objects and lists); the oldest filled go first. Default 200,000. */
+  /**
+   * Most keys held (objects and lists); the oldest filled go first. Default 200,000. 0: a process
+   * that reads no L1 (a worker, the CLI): it holds nothing, and so remembers no invalidation either
+   * (they exist to refuse fills; an import's worker spent ~4% of its CPU recording them).
+   */
   readonly maxEntries?: number;
   /**
    * Longest an entry is served, ms: the backstop for a write whose log append failed for good.
@@ -122,6 +126,11 @@ export class NearCache {
     return this.#size;
   }
 
+  /** Invalidated keys remembered, to refuse the fills of views older than them. */
+  get remembered(): number {
+    return this.#queue.length - this.#head;
+  }
+
   /** The position every invalidation up to which has been applied. */
   get applied(): number {
     return this.#applied;
@@ -185,7 +194,7 @@ export class NearCache {
 
   /** Stores a field read under `view`, unless the key was invalidated after the view's position. Returns whether it was stored. */
   fill(view: NearView, ns: string, id: bigint, field: string, value: unknown): boolean {
-    if (view.seq < this.#floor) return false;
+    if (this.#maxEntries === 0 || view.seq < this.#floor) return false;
     const inv = this.#invalidated.get(ns)?.get(id);
     if (inv !== undefined && inv.seq > view.seq) return false;
     const now = this.#now();
@@ -202,6 +211,7 @@ export class NearCache {
   }
 
   #drop(keys: readonly string[], seq: number, at: number): void {
+    if (this.#maxEntries === 0) return; // nothing held, nothing to refuse
     for (const k of keys) {
       const key = splitKey(k);
       if (key === undefined) continue;

@@ -94,6 +94,19 @@ describe('NearCache: what a view may read and fill', () => {
     assert.equal(c.fill(v3, 'o', 1n, 'o', 'fresh'), true);
   });
 
+  test('with no entries allowed (a worker, the CLI) nothing fills and no invalidation is remembered', () => {
+    const none = new NearCache({ maxEntries: 0 });
+    const some = new NearCache();
+    for (const c of [none, some]) {
+      c.advance({ epoch: 'e', seq: 7, keys: [] });
+      const v = c.advance({ epoch: 'e', seq: 8, keys: ['o:1'] });
+      c.invalidateLocal(['o:2', 'l:board_has_pins:5'], 9);
+      c.fill(v, 'o', 3n, 'o', 'x');
+    }
+    assert.deepEqual([none.remembered, none.size, none.get(none.advance({ epoch: 'e', seq: 9, keys: [] }), 'o', 3n, 'o')], [0, 0, undefined]);
+    assert.deepEqual([some.remembered, some.size, some.get(some.advance({ epoch: 'e', seq: 9, keys: [] }), 'o', 3n, 'o')], [3, 1, 'x']);
+  });
+
   test('log keys split into a namespace and an ID; anything else is no key', () => {
     assert.deepEqual(splitKey('o:42'), { ns: 'o', id: 42n });
     assert.deepEqual(splitKey('l:board_has_pins:241294492511762325'), { ns: 'l:board_has_pins', id: 241294492511762325n });
