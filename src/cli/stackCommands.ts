@@ -1,6 +1,6 @@
 /** `shardql stack up | down | status`: the local MariaDB/Redis/memcached/etcd stack. */
 import { resolve } from 'node:path';
-import { stackDown, stackStatus, stackUp, type StackInfo } from '../stack/localStack.ts';
+import { INNODB_BUFFER_POOL_MB_RANGE, stackDown, stackStatus, stackUp, type StackInfo } from '../stack/localStack.ts';
 import type { CliContext, Command, ParsedArgs } from './command.ts';
 import { endpointText, seconds, table } from './format.ts';
 import { configFor, println, withEtcd } from './runtime.ts';
@@ -49,7 +49,7 @@ const up: Command = {
     'Ports and passwords are chosen on the first `up` and kept in <dir>/stack.json; later calls restart only\nwhat is not running, and add hosts, replicas or the Redis Cluster when asked for more.',
   async run(args, ctx) {
     const hosts = args.int('hosts', undefined, 1, 64);
-    const pool = args.int('buffer-pool-mb', undefined, 32, 1_048_576);
+    const pool = args.int('buffer-pool-mb', undefined, INNODB_BUFFER_POOL_MB_RANGE.min, INNODB_BUFFER_POOL_MB_RANGE.max);
     const dir = dirOf(args, ctx);
     const info = await bringStackUp(ctx, dir, {
       ...(hosts !== undefined ? { hosts } : {}),

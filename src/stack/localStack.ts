@@ -20,6 +20,7 @@ import type { StackInfo, StackOptions, StackStatus } from './types.ts';
 
 export type { MysqlEndpoint, RedisClusterState, ServiceStatus, StackHost, StackInfo, StackOptions, StackStatus } from './types.ts';
 export { StackError } from './errors.ts';
+export { INNODB_BUFFER_POOL_MB_RANGE } from './plan.ts';
 
 const noop = (): void => undefined;
 

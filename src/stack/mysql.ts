@@ -339,8 +339,8 @@ async function reconcileRunning(inst: MysqlInstance, ctx: ServiceContext): Promi
 
 /** Resizes InnoDB's buffer pool online and waits until MariaDB says it is done (it rounds up to whole chunks). */
 async function resizeBufferPool(conn: Connection, bytes: number): Promise<void> {
-  const current = async (): Promise<number> => Number(((await conn.query<RowDataPacket[]>('SELECT @@innodb_buffer_pool_size AS b'))[0][0] as RowDataPacket).b);
-  if ((await current()) === bytes) return;
+  const [size] = await conn.query<RowDataPacket[]>('SELECT @@innodb_buffer_pool_size AS b');
+  if (Number(size[0]?.['b']) === bytes) return;
   await conn.query('SET GLOBAL innodb_buffer_pool_size = ?', [bytes]);
   const done = await pollUntil(async () => {
     const [rows] = await conn.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status'");

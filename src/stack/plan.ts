@@ -28,6 +28,8 @@ export const INFO_FILE = 'stack.json';
 export const DEFAULT_HOSTS = 2;
 /** Several instances share a small machine (the test stack: 3 hosts with replicas): keep caches small. */
 export const DEFAULT_INNODB_BUFFER_POOL_MB = 64;
+/** The buffer pool sizes a stack takes, MiB: below 32 MiB InnoDB does not start. */
+export const INNODB_BUFFER_POOL_MB_RANGE = { min: 32, max: 1_048_576 } as const;
 /** Primaries of the stack's Redis Cluster (`stack up --redis-cluster`): the fewest a cluster allows. */
 export const REDIS_CLUSTER_NODES = 3;
 const MYSQL_USER = 'shardql';
@@ -121,9 +123,9 @@ export async function resolvePlan(
   }
 
   if (want.innodbBufferPoolMb !== undefined && want.innodbBufferPoolMb !== (plan.innodbBufferPoolMb ?? DEFAULT_INNODB_BUFFER_POOL_MB)) {
-    // InnoDB resizes in chunks of 128 MiB × instances; below 32 MiB it does not start.
-    if (!Number.isInteger(want.innodbBufferPoolMb) || want.innodbBufferPoolMb < 32 || want.innodbBufferPoolMb > 1_048_576) {
-      throw new StackError(`innodbBufferPoolMb must be an integer number of MiB between 32 and 1048576 (got ${want.innodbBufferPoolMb})`);
+    const { min, max } = INNODB_BUFFER_POOL_MB_RANGE;
+    if (!Number.isInteger(want.innodbBufferPoolMb) || want.innodbBufferPoolMb < min || want.innodbBufferPoolMb > max) {
+      throw new StackError(`innodbBufferPoolMb must be an integer number of MiB between ${min} and ${max} (got ${want.innodbBufferPoolMb})`);
     }
     plan.innodbBufferPoolMb = want.innodbBufferPoolMb;
     changed = true;

@@ -197,12 +197,15 @@ function formatQuery(this: { config: { stringifyObjects?: boolean } }, sql: stri
  */
 export class ShardRouter {
   readonly #opts: ShardRouterOptions;
+  /** Every statement's timeout, ms (`queryTimeoutMs`, default 5000); a read's may be clamped to the request's deadline. */
+  readonly #statementTimeoutMs: number;
   readonly #pools = new Map<string, Pool>();
   /** Set by `close`: no pool is opened again (a late caller gets an error, not a connection that keeps the process alive). */
   #closed = false;
 
   constructor(opts: ShardRouterOptions) {
     this.#opts = opts;
+    this.#statementTimeoutMs = opts.queryTimeoutMs ?? 5000;
   }
 
   get topology(): Topology {
@@ -298,7 +301,7 @@ export class ShardRouter {
    * multi-shard write between its steps would only leave work for the repair pass.
    */
   #timeoutWithin(ctx: OpContext, shards: readonly number[], sql: string): number {
-    const timeout = this.#opts.queryTimeoutMs ?? 5000;
+    const timeout = this.#statementTimeoutMs;
     if (ctx.deadline === undefined || !/^\s*\(?\s*SELECT\s/i.test(sql)) return timeout;
     const left = ctx.deadline - Date.now();
     if (left <= 0) {
@@ -326,7 +329,7 @@ export class ShardRouter {
       const e = this.#translate(err, host, shards);
       span?.end(undefined, e);
       // A read cut short by the request's deadline (its timeout was clamped to it), not by the host: say so.
-      if (e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' && cutByDeadline(err, timeout, this.#opts.queryTimeoutMs ?? 5000, ctx.deadline, Date.now())) {
+      if (e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' && cutByDeadline(err, timeout, this.#statementTimeoutMs, ctx.deadline, Date.now())) {
         throw new ShardqlError(
           'REQUEST_TIMEOUT',
           `The request ran out of time while reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`,
@@ -379,7 +382,7 @@ export class ShardRouter {
       conn.release();
       throw paused(movedNow);
     }
-    const timeout = this.#opts.queryTimeoutMs ?? 5000;
+    const timeout = this.#statementTimeoutMs;
     // BEGIN rides with the first round trip, COMMIT with the last one if that is `commitWith`: a
     // transaction of one batch is one round trip. Nothing sent at all: nothing to begin or commit.
     let begun = false;
