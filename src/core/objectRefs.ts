@@ -5,27 +5,16 @@
  *
  *   decodeRefs({ board_id: '241294492511762325', title: 'x' })  // { board: 241294492511762325n }
  */
-export interface ObjectRefs {
-  /** A board's owner. */
-  readonly owner?: bigint;
-  /** A pin's board and pinner. */
-  readonly board?: bigint;
-  readonly pinner?: bigint;
-  /** The pin a repin copies. */
-  readonly via?: bigint;
-  /** A comment's author and pin. */
-  readonly author?: bigint;
-  readonly pin?: bigint;
-}
+import { DECLARED } from './model/declared.ts';
 
-/** Blob field of each reference. */
-export const REF_FIELDS: { readonly [K in keyof ObjectRefs]-?: string } = {
-  owner: 'owner_id',
-  board: 'board_id',
-  pinner: 'pinner_id',
-  via: 'via_pin_id',
-  author: 'author_id',
-  pin: 'pin_id',
+type DeclaredRef = (typeof DECLARED.objects)[number]['refs'][number];
+
+/** Each reference field of the declared model (`@ref` in schema/): a pin's board, a comment's author… */
+export type ObjectRefs = { readonly [R in DeclaredRef as R['field']]?: bigint };
+
+/** Blob field of each reference (the model checks that one field name means one key in every type). */
+export const REF_FIELDS = Object.fromEntries(DECLARED.objects.flatMap((o) => o.refs.map((r) => [r.field, r.key]))) as {
+  readonly [R in DeclaredRef as R['field']]: R['key'];
 };
 
 const DECIMAL_ID = /^[0-9]{1,20}$/;

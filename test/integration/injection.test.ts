@@ -49,7 +49,7 @@ function diff(a: Snapshot, b: Snapshot): { table: string; row: Record<string, un
   return out;
 }
 
-const TYPE_OF_TABLE = new Map(Object.entries(OBJECT_TABLES).map(([type, table]) => [table, type as ObjectType]));
+const TYPE_OF_TABLE = new Map<string, ObjectType>(Object.entries(OBJECT_TABLES).map(([type, table]) => [table, type as ObjectType]));
 
 /** Whether a changed row belongs only to objects the legitimate mutations own. */
 function owned(change: { table: string; row: Record<string, unknown> }, allowed: Set<string>): boolean {
