@@ -21,6 +21,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
+import { DECLARED } from '../core/model/declared.ts';
 import { checkPageSize } from '../core/validate.ts';
 import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
 import { GROUP_ACTORS } from './activity.ts';
@@ -93,6 +94,13 @@ export const DEFAULT_EVENTS_KEPT_PER_KIND = 1000;
 
 const isConnection = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Connection') && 'edges' in t.getFields();
 const isEdge = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Edge') && 'node' in t.getFields();
+/** `Type.field` of each declared count (`@count`), viewer flag (`@viewerEdge`) and unique field (`@stored(unique:)`). */
+const fieldsOf = (pick: (o: (typeof DECLARED.objects)[number]) => readonly { readonly field: string }[]): ReadonlySet<string> =>
+  new Set(DECLARED.objects.flatMap((o) => pick(o).map((f) => `${o.name}.${f.field}`)));
+const COUNT_FIELDS = fieldsOf((o) => o.counts);
+const VIEWER_FLAGS = fieldsOf((o) => o.viewerEdges);
+const UNIQUE_FIELDS = fieldsOf((o) => o.stored.filter((f) => f.uniqueIn !== null));
+
 /** An object stored in a shard: the Node interface or a type implementing it. */
 const isEntity = (t: GraphQLNamedType): boolean =>
   (isInterfaceType(t) && t.name === 'Node') || (isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'));
@@ -204,17 +212,18 @@ export function estimateCost(input: EstimateInput): CostEstimate {
     if (isEntity(type)) {
       rows += mult;
       levels.add(`${level}:objects`);
-      if (name === 'user' && args.username != null) {
+      // An object found by a unique field (`user(username:)`) reads its mod-shard lookup first.
+      if (Object.entries(args).some(([arg, v]) => v != null && UNIQUE_FIELDS.has(`${type.name}.${arg}`))) {
         rows += mult;
         levels.add(`${level}:lookups`);
       }
       return below(mult, `${level}.`);
     }
     if (isObjectType(type)) return below(mult, level); // payloads, edges, page info: no load of their own
-    if (type.name === 'Int' && name.endsWith('Count')) {
+    if (COUNT_FIELDS.has(`${parent.name}.${name}`)) {
       rows += mult;
       levels.add(`${level}:lists`);
-    } else if (type.name === 'Boolean' && name.startsWith('viewer')) {
+    } else if (VIEWER_FLAGS.has(`${parent.name}.${name}`)) {
       rows += mult;
       levels.add(`${level}:edges`);
     }
