@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CacheStats } from './cache/cacheStats.ts';
+import { DECLARED } from './core/model/declared.ts';
+import { sampleQuery } from './core/model/sampleQuery.ts';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { jobsRedis } from './jobs/connection.ts';
@@ -83,26 +85,8 @@ export interface GatewayOptions {
   readonly traceExporter?: SpanExporter;
 }
 
-export const SAMPLE_QUERY = `# A profile: user → boards → pins → likers, with counts from the count tables.
-# The response's extensions.cost shows the SQL round trips, shards and hosts it touched.
-query Profile {
-  viewer {
-    username
-    followerCount
-    boards(first: 5) {
-      edges {
-        node {
-          name
-          pinCount
-          pins(first: 5) {
-            edges { node { id title likeCount likers(first: 3) { edges { node { username } } } } }
-          }
-        }
-      }
-    }
-  }
-}
-`;
+/** GraphiQL's first query: the viewer's page, derived from the declared model. */
+export const SAMPLE_QUERY = sampleQuery(DECLARED);
 
 /**
  * The composition root: reads nothing from the environment itself (config comes in), builds every

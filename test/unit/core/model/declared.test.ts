@@ -9,6 +9,10 @@ import { MAPPINGS, AUTHORITATIVE_TABLES, isMirror } from '../../../../src/core/m
 import { OBJECT_TABLES, OBJECT_TYPES, typeName } from '../../../../src/core/objectTypes.ts';
 import { objectFields } from '../../../../src/core/objectFields.ts';
 import { REF_FIELDS } from '../../../../src/core/objectRefs.ts';
+import { sampleQuery } from '../../../../src/core/model/sampleQuery.ts';
+import { DECLARED } from '../../../../src/core/model/declared.ts';
+import { buildSchema, parse, validate } from 'graphql';
+import { loadTypeDefs } from '../../../../src/graphql/schema.ts';
 
 const root = join(import.meta.dirname, '../../../..');
 
@@ -36,5 +40,16 @@ describe("The product's declared model (schema/) and what derives from it", () =
     assert.deepEqual(objectFields('comment', { text: 7, other: 'x' }), { text: '' });
     assert.deepEqual(objectFields('user', { username: 'ann', about: 'hi' }), { username: 'ann', displayName: null, about: 'hi' });
     assert.equal(REF_FIELDS.via, 'via_pin_id');
+  });
+
+  test("GraphiQL's first query walks the viewer's lists and is valid against the served API", () => {
+    const query = sampleQuery(DECLARED);
+    assert.match(query, /^# The viewer's page: viewer → boards → pins → likers,/);
+    assert.deepEqual(validate(buildSchema(loadTypeDefs()), parse(query)).map((e) => e.message), []);
+  });
+
+  test('the served API shows none of the model vocabulary', () => {
+    const api = loadTypeDefs();
+    for (const word of ['@object', '@stored', '@relation', '@ref(', 'StoredFormat', 'RelationOrder', 'directive ']) assert.ok(!api.includes(word), word);
   });
 });
