@@ -6,14 +6,16 @@ import { checkPageSize, checkUsername } from '../core/validate.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
 import type { Learned } from '../services/writeExecutor.ts';
 import type { WriteOpts } from '../services/writes.ts';
-import { listConnection, type ConnectionArgs } from './connections.ts';
+import { DECLARED } from '../core/model/declared.ts';
+import { graphqlTypeNames, load, objectResolvers } from './modelResolvers.ts';
 import { activityColumns, activityConnection, activityEventResolvers, notificationConnection, notificationResolvers } from './activity.ts';
 import type { GatewayContext } from './context.ts';
 
 type Args = Record<string, unknown>;
 type Resolver = (parent: StoredObject, args: Args, ctx: GatewayContext) => unknown;
 
-const GRAPHQL_TYPE: Record<ObjectType, string> = { user: 'User', board: 'Board', pin: 'Pin', comment: 'Comment' };
+const MODELLED = objectResolvers(DECLARED);
+const GRAPHQL_TYPE = graphqlTypeNames(DECLARED);
 
 /** An ID argument: parsed, of the expected type, on a shard this deployment has. */
 function id(ctx: GatewayContext, value: unknown, expect?: ObjectType): bigint {
@@ -23,32 +25,6 @@ function id(ctx: GatewayContext, value: unknown, expect?: ObjectType): bigint {
 function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
-
-/** An object by ID, of the expected type: from this request's L1 view at once when it is there. */
-function load(ctx: GatewayContext, objectId: bigint | null | undefined, type: ObjectType): StoredObject | null | Promise<StoredObject | null> {
-  if (objectId == null) return null;
-  const ofType = (o: StoredObject | null): StoredObject | null => (o && o.type === type ? o : null);
-  const known = ctx.loaders.peek.object(objectId);
-  return known !== undefined ? ofType(known) : ctx.loaders.objects.load(objectId).then(ofType);
-}
-
-const count =
-  (kind: Parameters<GatewayContext['loaders']['counts']['load']>[0]['kind']): Resolver =>
-  (o, _args, ctx) => {
-    const key = { id: o.id, kind };
-    return ctx.loaders.peek.count(key) ?? ctx.loaders.counts.load(key);
-  };
-
-const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
-
-/**
- * What every object type shares. `id` and the scalar fields of the blob have no resolver: the
- * decoded object holds them as properties (core/objectFields.ts), and the executor serializes a
- * bigint ID (executor.ts).
- */
-const common = {
-  createdAt: iso,
-};
 
 function viewerRequired(ctx: GatewayContext): bigint {
   if (ctx.viewerId === undefined) throw new ShardqlError('UNAUTHENTICATED', 'This field needs a viewer: send Authorization: Bearer <token>');
@@ -97,6 +73,7 @@ const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectI
  * object field reads the JSON blob of the object its parent already loaded.
  */
 export const resolvers = {
+  ...MODELLED,
   Query: {
     viewer: (_: unknown, _args: Args, ctx: GatewayContext) => (ctx.viewerId === undefined ? null : load(ctx, ctx.viewerId, 'user')),
     node: async (_: unknown, args: Args, ctx: GatewayContext) => ctx.loaders.objects.load(id(ctx, args.id)),
@@ -173,25 +150,11 @@ export const resolvers = {
   },
 
   Node: {
-    __resolveType: (o: StoredObject) => GRAPHQL_TYPE[o.type],
+    __resolveType: (o: StoredObject) => GRAPHQL_TYPE.get(o.type),
   },
 
   User: {
-    ...common,
-    boardCount: count('user_has_boards'),
-    pinCount: count('user_has_pins'),
-    likeCount: count('user_likes_pins'),
-    followerCount: count('user_followed_by_users'),
-    followingCount: count('user_follows_users'),
-    followedBoardCount: count('user_follows_boards'),
-    viewerFollows: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
-      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_follows_users', from: ctx.viewerId, to: o.id }),
-    boards: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_has_boards', o.id, 'board', a as ConnectionArgs),
-    pins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_has_pins', o.id, 'pin', a as ConnectionArgs),
-    likedPins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_likes_pins', o.id, 'pin', a as ConnectionArgs),
-    followers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_followed_by_users', o.id, 'user', a as ConnectionArgs),
-    following: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_users', o.id, 'user', a as ConnectionArgs),
-    followedBoards: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'user_follows_boards', o.id, 'board', a as ConnectionArgs),
+    ...MODELLED.User,
     activity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityConnection(ctx, o.id, a),
     latestActivity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityColumns(ctx, o.id, a),
     notifications: (o: StoredObject, a: Args, ctx: GatewayContext) => {
@@ -205,41 +168,4 @@ export const resolvers = {
   ActivityEvent: activityEventResolvers,
   Notification: notificationResolvers,
 
-  Board: {
-    ...common,
-    owner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.owner, 'user'),
-    pinCount: count('board_has_pins'),
-    followerCount: count('board_followed_by_users'),
-    viewerFollows: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
-      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_follows_boards', from: ctx.viewerId, to: o.id }),
-    pins: (o: StoredObject, a: Args, ctx: GatewayContext) => {
-      const owner = a.order === 'OWNER';
-      if (owner && (a.since != null || a.until != null)) {
-        throw new ShardqlError('INVALID_ARGUMENT', 'Expected since/until only with order NEWEST, got order OWNER', { argument: 'order' });
-      }
-      return listConnection(ctx.loaders, 'board_has_pins', o.id, 'pin', a as ConnectionArgs, owner ? 'owner' : 'time');
-    },
-    followers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'board_followed_by_users', o.id, 'user', a as ConnectionArgs),
-  },
-
-  Pin: {
-    ...common,
-    board: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.board, 'board'),
-    pinner: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pinner, 'user'),
-    via: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.via, 'pin'),
-    likeCount: count('pin_liked_by_users'),
-    repinCount: count('pin_repinned_as_pins'),
-    commentCount: count('pin_has_comments'),
-    viewerHasLiked: (o: StoredObject, _a: Args, ctx: GatewayContext) =>
-      ctx.viewerId === undefined ? false : ctx.loaders.edges.load({ table: 'user_likes_pins', from: ctx.viewerId, to: o.id }),
-    likers: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_liked_by_users', o.id, 'user', a as ConnectionArgs),
-    comments: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_has_comments', o.id, 'comment', a as ConnectionArgs),
-    repins: (o: StoredObject, a: Args, ctx: GatewayContext) => listConnection(ctx.loaders, 'pin_repinned_as_pins', o.id, 'pin', a as ConnectionArgs),
-  },
-
-  Comment: {
-    ...common,
-    author: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.author, 'user'),
-    pin: (o: StoredObject, _a: Args, ctx: GatewayContext) => load(ctx, o.refs.pin, 'pin'),
-  },
 };
