@@ -75,7 +75,10 @@ for (const file of files(src)) {
     if (spec.startsWith('.')) {
       const target = relative(src, resolve(dirname(file), spec));
       if (target.startsWith('..')) { problems.push(`${rel}: imports ${spec}, outside src/`); continue; }
-      if (existsSync(join(src, target))) imported.add(target);
+      // The file a module specifier names as NodeNext resolves it ('./x.js' may name x.ts).
+      const named = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, join(target, 'index.ts')].find((f) => existsSync(join(src, f)) && statSync(join(src, f)).isFile());
+      if (named === undefined) problems.push(`${rel}: imports ${spec}, which names no file of src/`);
+      else imported.add(named);
       const targetLayer = target.includes('/') ? target.split('/')[0]! : target;
       if (isEntry || targetLayer === layer) continue;
       const allowed = ALLOWED[layer];
