@@ -2,11 +2,14 @@
  * `npm run lint`: keeps the layers honest. Data flows one way —
  * http → graphql → loaders → services/stores → core — and nothing imports a layer above it.
  * Background jobs sit beside the gateway: handlers (jobs/) call services and stores; services reach
- * the queue only through their port (services/backgroundJobs.ts, types only).
- * Also: only entry points read process.env, and no SQL lives outside storage/.
+ * the queue only through their port (services/backgroundJobs.ts), which owns the job names and
+ * payloads the job kinds implement.
+ * No import cycle among src/ files, type-only imports included; only entry points read
+ * process.env; no SQL lives outside storage/.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
+import { importCycles, importsOf } from './importGraph.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const src = join(root, 'src');
@@ -57,18 +60,25 @@ function files(dir: string): string[] {
 }
 
 const problems: string[] = [];
+/** src/ file → the src/ files it imports (type-only imports too), for the cycle check. */
+const graph = new Map<string, Set<string>>();
 for (const file of files(src)) {
   const rel = relative(src, file);
   const layer = rel.includes('/') ? rel.split('/')[0]! : rel;
-  // Comments may mention anything; the checks read code only.
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const source = readFileSync(file, 'utf8');
+  // Comments may mention anything; the text checks read code only.
+  const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const isEntry = ENTRY.includes(layer);
-  for (const m of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)) {
-    const spec = m[1]!;
-    const typeOnly = /^\s*(import|export)\s+type\s/.test(m[0]);
+  const imported = new Set<string>();
+  graph.set(rel, imported);
+  for (const { spec, typeOnly } of importsOf(file, source)) {
     if (spec.startsWith('.')) {
       const target = relative(src, resolve(dirname(file), spec));
       if (target.startsWith('..')) { problems.push(`${rel}: imports ${spec}, outside src/`); continue; }
+      // The file a module specifier names as NodeNext resolves it ('./x.js' may name x.ts).
+      const named = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, join(target, 'index.ts')].find((f) => existsSync(join(src, f)) && statSync(join(src, f)).isFile());
+      if (named === undefined) problems.push(`${rel}: imports ${spec}, which names no file of src/`);
+      else imported.add(named);
       const targetLayer = target.includes('/') ? target.split('/')[0]! : target;
       if (isEntry || targetLayer === layer) continue;
       const allowed = ALLOWED[layer];
@@ -86,9 +96,14 @@ for (const file of files(src)) {
     problems.push(`${rel}: holds SQL; SQL belongs in storage/`);
   }
 }
+for (const { files: tied, cycle } of importCycles(graph)) {
+  const path = [...cycle, cycle[0]!].map((f) => `src/${f}`).join(' → ');
+  const others = tied.filter((f) => !cycle.includes(f));
+  problems.push(`import cycle: ${path}${others.length > 0 ? ` (${tied.length} files tied in all, also ${others.map((f) => `src/${f}`).join(', ')})` : ''}`);
+}
 
 if (problems.length > 0) {
   console.error(`Layer check: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}`);
   process.exit(1);
 }
-console.log(`Layer check: ${files(src).length} files, layers respected`);
+console.log(`Layer check: ${graph.size} files, layers respected, no import cycle`);

@@ -19,7 +19,8 @@ import { FLAT_TABLES, flatParts } from './flat.ts';
 import { datasetSummary, generate, type DatasetParams } from './generate.ts';
 import { bulkLoad, type LoadReport, type LoadStream } from './loader.ts';
 import type { ProgressStream } from './progress.ts';
-import { hostParts, indexDataset, type DatasetIndex } from './sharded.ts';
+import type { DatasetIndex } from './datasetIndex.ts';
+import { hostParts, indexDataset } from './sharded.ts';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 
 /** Mod shards every slot shares; fixed so that slots agree on where a username lives. */

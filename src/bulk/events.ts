@@ -7,7 +7,7 @@
  * notifications are derived (not every user's, nor the actors' activity): what the scenario reads.
  */
 import { eventOf, type Happening, type SequenceEvent } from '../core/events.ts';
-import type { DatasetIndex } from './sharded.ts';
+import type { DatasetIndex } from './datasetIndex.ts';
 
 /** Every derived event, user by user (notified users in order), in no particular order within a user. */
 export function notificationEvents(ix: Omit<DatasetIndex, 'events'>): SequenceEvent[] {

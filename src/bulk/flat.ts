@@ -8,7 +8,8 @@
  */
 import type { Part } from '../storage/bulkSql.ts';
 import { sqlString } from '../storage/bulkSql.ts';
-import { boardJson, eventsPart, members, pinJson, userJson, type DatasetIndex } from './sharded.ts';
+import type { DatasetIndex } from './datasetIndex.ts';
+import { boardJson, eventsPart, members, pinJson, userJson } from './sharded.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { normalizeLookupKey } from '../core/modShard.ts';
 

@@ -11,29 +11,9 @@ import { modShardDatabase, shardDatabase, type Topology } from '../core/topology
 import { POSITION_GAP } from '../storage/mappingStore.ts';
 import { boardId, boardText, groupBy, pinId, pinText, reverseCsr, userId, userText, type Csr, type Dataset } from './generate.ts';
 import type { SequenceEvent } from '../core/events.ts';
+import type { DatasetIndex, Group } from './datasetIndex.ts';
 import { EVENT_ROW_COLUMNS, eventRow, notificationEvents } from './events.ts';
 import { sqlString, type Part } from '../storage/bulkSql.ts';
-
-type Group = { off: Int32Array; items: Int32Array };
-
-/** Everything derived from a data set that both the sharded and the flat writers read. */
-export interface DatasetIndex {
-  readonly ds: Dataset;
-  readonly userIds: string[];
-  readonly boardIds: string[];
-  readonly pinIds: string[];
-  readonly usernames: string[];
-  readonly usersByShard: Group;
-  readonly boardsByShard: Group;
-  readonly pinsByShard: Group;
-  readonly boardPins: Group;
-  readonly repins: Group;
-  readonly likers: Csr;
-  readonly followers: Csr;
-  readonly boardFollowers: Csr;
-  /** The notified users' notifications (src/bulk/events.ts). */
-  readonly events: readonly SequenceEvent[];
-}
 
 export function indexDataset(ds: Dataset): DatasetIndex {
   const shardSlots = Math.max(...ds.shards) + 1;

@@ -18,6 +18,7 @@ import {
   parseImportConfig,
   resolveSchema,
   SOURCE_LABEL,
+  type DeleteTable,
   type SourceSchema,
   type SourceTable,
 } from '../core/importSchema.ts';
@@ -25,7 +26,7 @@ import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
-import { DELETE_PHASES, parsePlan, verifyChunk, type DeleteTable, type Difference, type ImportPlan } from '../services/importer.ts';
+import { DELETE_PHASES, parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
 import { deletesChunkName } from '../jobs/kinds/import.ts';
 import { repairIntents } from '../services/repair.ts';
 import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';

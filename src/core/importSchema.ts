@@ -17,6 +17,8 @@ import type { ObjectType } from './objectTypes.ts';
 /** The source tables, in the order their rows can be imported (a row's references come earlier). */
 export const SOURCE_TABLES = ['users', 'boards', 'pins', 'repins', 'comments', 'likes', 'follows', 'boardFollows'] as const;
 export type SourceTable = (typeof SOURCE_TABLES)[number];
+/** The tables a deletes pass (`shardql import --deletes`) walks: every source table but `repins` (a repin is a pin). */
+export type DeleteTable = Exclude<SourceTable, 'repins'>;
 
 /**
  * Import phases: every chunk of a phase runs (on any worker) before the next phase starts, because

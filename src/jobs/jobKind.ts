@@ -1,8 +1,9 @@
 /**
  * What a kind of background job is: the queue it runs on, how its payload crosses Redis (encode
  * to JSON; decode the JSON back, checking it — once, at the edge), an optional job ID for payloads
- * that must not be enqueued twice, and the handler. A new kind is one `defineJob` entry in
- * src/jobs/registry.ts.
+ * that must not be enqueued twice, and the handler. A new kind is its name and payload in the
+ * contract of the `BackgroundJobs` port (src/services/backgroundJobs.ts) and one `defineJob` entry
+ * in src/jobs/registry.ts.
  */
 import type { Topology } from '../core/topology.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
@@ -82,7 +83,14 @@ export function defineJob<P>(kind: JobKind<P>): JobKind<P> {
 
 // biome-ignore lint: `any` lets kinds with different payloads share one record type.
 export type JobRegistry = { readonly [name: string]: JobKind<any> };
-export type PayloadOf<R extends JobRegistry, K extends keyof R> = R[K] extends JobKind<infer P> ? P : never;
+/** A registry with one kind per name of `P`, each with that name's payload. */
+export type JobRegistryOf<P> = { readonly [K in keyof P]: JobKind<P[K]> };
+/**
+ * The payloads of a registry's kinds by name (`{ 'feed.fanout': FanoutPayload, … }`): read from
+ * the whole registry at once, so a queue of the registered kinds takes each name's payload as the
+ * port's contract states it (src/services/backgroundJobs.ts).
+ */
+export type PayloadsOf<R extends JobRegistry> = R extends JobRegistryOf<infer P> ? P : never;
 
 // Decoding helpers: each names the field, what it expected and what it got.
 

@@ -7,7 +7,7 @@
 import { Queue, type Job } from 'bullmq';
 import type { RedisClient } from '../redis/redisClient.ts';
 import type { EnqueueOptions, Enqueued } from '../services/backgroundJobs.ts';
-import type { JobRegistry, JsonObject, PayloadOf } from './jobKind.ts';
+import type { JobRegistry, JsonObject, PayloadsOf } from './jobKind.ts';
 import { KEEP_COMPLETED, KEEP_FAILED, QUEUE_NAMES, QUEUES, queuePrefix, type QueueName } from './queues.ts';
 
 export interface JobFailure {
@@ -69,7 +69,7 @@ export class JobQueue<R extends JobRegistry> {
     return this.#queues.get(name)!;
   }
 
-  async enqueue<K extends keyof R & string>(kind: K, payload: PayloadOf<R, K>, opts: EnqueueOptions = {}): Promise<Enqueued> {
+  async enqueue<K extends keyof R & string>(kind: K, payload: PayloadsOf<R>[K], opts: EnqueueOptions = {}): Promise<Enqueued> {
     const def = this.#registry[kind];
     if (def === undefined) throw new Error(`no job kind ${JSON.stringify(kind)} is registered`);
     const spec = QUEUES[def.queue];
@@ -86,7 +86,7 @@ export class JobQueue<R extends JobRegistry> {
   }
 
   /** A payload as the queue carries it: what a write records in its intent (BackgroundJobs.encode). */
-  encode<K extends keyof R & string>(kind: K, payload: PayloadOf<R, K>): JsonObject {
+  encode<K extends keyof R & string>(kind: K, payload: PayloadsOf<R>[K]): JsonObject {
     const def = this.#registry[kind];
     if (def === undefined) throw new Error(`no job kind ${JSON.stringify(kind)} is registered`);
     return def.encode(payload);
@@ -96,7 +96,7 @@ export class JobQueue<R extends JobRegistry> {
   async enqueueRecorded(kind: string, data: Readonly<Record<string, unknown>>): Promise<Enqueued> {
     const def = this.#registry[kind as keyof R & string];
     if (def === undefined) throw new Error(`no job kind ${JSON.stringify(kind)} is registered`);
-    return this.enqueue(kind as keyof R & string, def.decode(data as JsonObject) as PayloadOf<R, keyof R & string>);
+    return this.enqueue(kind as keyof R & string, def.decode(data as JsonObject) as PayloadsOf<R>[keyof R & string]);
   }
 
   /** Depth, lag and the newest `failures` failures of every queue: 2 round trips in all (every call in parallel). */

@@ -1,12 +1,14 @@
 /**
- * Every kind of background job: name → queue, payload codec, handler. A new kind is one entry.
+ * Every kind of background job: name → queue, payload codec, handler. A new kind is one entry here
+ * and its name and payload in the contract the kinds implement (src/services/backgroundJobs.ts).
  *
  * Job names are `<area>.<what>`. The feed kinds (`feed.fanout` — add a pin to its followers'
  * stored feeds — and the removals) run on the `feed` queue, which workers serve first
  * (src/jobs/queues.ts); the gateway enqueues them through the `BackgroundJobs` port its services
  * get (src/services/backgroundJobs.ts).
  */
-import type { PayloadOf } from './jobKind.ts';
+import type { JobPayloads } from '../services/backgroundJobs.ts';
+import type { JobRegistryOf } from './jobKind.ts';
 import { feedClean, feedFanout, feedRetract } from './kinds/feed.ts';
 import { eventSweep, eventSweepShards, reconcileShards, reconcileSweep, repairPass } from './kinds/sweeps.ts';
 import { importChunkJob, importDeletesJob } from './kinds/import.ts';
@@ -22,7 +24,4 @@ export const JOB_KINDS = {
   'sweep.events-shards': eventSweepShards,
   'import.chunk': importChunkJob,
   'import.deletes': importDeletesJob,
-} as const;
-
-export type JobName = keyof typeof JOB_KINDS;
-export type JobPayloads = { readonly [K in JobName]: PayloadOf<typeof JOB_KINDS, K> };
+} as const satisfies JobRegistryOf<JobPayloads>;

@@ -5,7 +5,8 @@
 import type { JobQueue } from './jobQueue.ts';
 import { KEEP_COMPLETED, KEEP_FAILED, QUEUES } from './queues.ts';
 import type { JsonObject } from './jobKind.ts';
-import type { JOB_KINDS, JobName } from './registry.ts';
+import type { JOB_KINDS } from './registry.ts';
+import type { JobName } from '../services/backgroundJobs.ts';
 import { REPAIR_MIN_AGE_MS } from './kinds/sweeps.ts';
 
 export interface SweepSchedule {

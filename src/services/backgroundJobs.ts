@@ -1,9 +1,73 @@
 /**
- * The port through which services (and the gateway's writes) hand work to background workers. The
- * implementation is a Redis job queue (src/jobs/jobQueue.ts); the payload of each job kind is typed
- * by the job registry (src/jobs/registry.ts).
+ * The port through which services (and the gateway's writes) hand work to background workers, and
+ * its contract: each kind of job by name, with the payload it carries. The implementation is a
+ * Redis job queue (src/jobs/jobQueue.ts); the job kinds (src/jobs/registry.ts) implement this
+ * contract, one per name, so services name a job and its payload without knowing who runs it.
  */
-import type { JobName, JobPayloads } from '../jobs/registry.ts';
+import type { DeleteTable, SourceTable } from '../core/importSchema.ts';
+
+/** A new pin (or repin) to add to the stored feeds of its pinner's and its board's followers. */
+export interface FanoutPayload {
+  readonly pin: bigint;
+  readonly pinner: bigint;
+  readonly board: bigint;
+  /** The pin's time (ms): its sequence in every list. */
+  readonly time: number;
+}
+
+/** A deleted pin to remove from the stored feeds of its audience. */
+export interface RetractPayload {
+  readonly pin: bigint;
+  readonly pinner: bigint;
+  readonly board: bigint;
+}
+
+/** Pins one viewer's stored feed must no longer show. */
+export interface CleanPayload {
+  readonly viewer: bigint;
+  /** The pins to check; absent: every pin the feed holds. */
+  readonly pins?: readonly bigint[];
+}
+
+/** One chunk of an import pass: the source label, the pass, the table and the chunk's index in the plan. */
+export interface PassChunkPayload<T extends string> {
+  readonly source: string;
+  readonly run: number;
+  readonly table: T;
+  readonly index: number;
+}
+
+/** A repair pass: intents younger than `minAgeMs` are left to their writer (it may still be running). */
+export interface RepairPayload {
+  readonly minAgeMs: number;
+}
+
+/** A sweep planned in chunks: one chunk job per this many shards. */
+export interface SweepPlanPayload {
+  readonly shardsPerJob: number;
+}
+
+/** One chunk of a sweep: its shards, and the run (the planning job) it belongs to. */
+export interface ShardChunkPayload {
+  readonly shards: readonly number[];
+  readonly run: string;
+}
+
+/** Every kind of job by name (`<area>.<what>`), with its payload. */
+export interface JobPayloads {
+  readonly 'feed.fanout': FanoutPayload;
+  readonly 'feed.retract': RetractPayload;
+  readonly 'feed.clean': CleanPayload;
+  readonly 'sweep.repair': RepairPayload;
+  readonly 'sweep.reconcile': SweepPlanPayload;
+  readonly 'sweep.reconcile-shards': ShardChunkPayload;
+  readonly 'sweep.events': SweepPlanPayload;
+  readonly 'sweep.events-shards': ShardChunkPayload;
+  readonly 'import.chunk': PassChunkPayload<SourceTable>;
+  readonly 'import.deletes': PassChunkPayload<DeleteTable>;
+}
+
+export type JobName = keyof JobPayloads;
 
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now. */

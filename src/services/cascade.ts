@@ -7,7 +7,6 @@ import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { dropNotified } from './notified.ts';
-import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
 
 /**
  * Deletes that cascade. Deleting an object is a multi-shard write like any other:
@@ -23,6 +22,38 @@ import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
  * relation whose other side is deleted is undone by its own intent (`syncReverse`); so once every
  * intent is done, no edge points from or at a deleted object and every count equals its list.
  */
+
+/**
+ * What the cascade does inside a write's first transaction: the part of a `LocalWrite`
+ * (src/services/writeExecutor.ts) it uses. Named here, with `CascadeWriter`, so that the executor,
+ * whose `purge` step runs the cascade, imports the cascade and not the other way round.
+ */
+export interface CascadeWrite {
+  /** The object (any state), locked until commit. */
+  lock(id: bigint): Promise<StoredObject | undefined>;
+  softDelete(id: bigint): Promise<boolean>;
+  edges(changes: readonly EdgeChange[]): Promise<boolean[]>;
+}
+
+/**
+ * Runs the write that deletes a page of children, and the steps it records: a `WriteExecutor` of
+ * the cascade's own, so that every completion it defers is the cascade's to wait for (`settled`).
+ */
+export interface CascadeWriter {
+  run(
+    plan: {
+      readonly kind: string;
+      readonly shard: number;
+      readonly args: unknown;
+      readonly first: (w: CascadeWrite) => Promise<{ result: boolean; steps: IntentStep[] }>;
+      readonly toRecord: (result: boolean) => Record<string, unknown>;
+      readonly fromRecord: (record: Record<string, unknown>, ctx: OpContext) => Promise<boolean>;
+    },
+    idem: undefined,
+    ctx: OpContext,
+  ): Promise<boolean>;
+  settled(): Promise<void>;
+}
 
 /** How an edge of a deleted object's list is undone. */
 type Role = 'child' | 'relation' | 'link';
@@ -61,7 +92,7 @@ export function parentEdges(o: Pick<StoredObject, 'type' | 'refs'>): { table: Ma
  * Deletes `o` inside a write's first transaction on its shard (step 1 above). Returns whether it
  * was active and the steps that finish the cascade, to be recorded as the write's intent.
  */
-export async function deleteInTx(w: LocalWrite, o: StoredObject): Promise<{ deleted: boolean; steps: IntentStep[] }> {
+export async function deleteInTx(w: CascadeWrite, o: StoredObject): Promise<{ deleted: boolean; steps: IntentStep[] }> {
   await w.edges(parentEdges(o).map((p): EdgeChange => ({ op: 'remove', table: p.table, from: p.from, to: o.id })));
   const deleted = await w.softDelete(o.id);
   const steps: IntentStep[] = [];
@@ -76,8 +107,9 @@ const EDGE_PAGE = 100;
 /**
  * Step 2: empties every list of the deleted object `id`. Each round re-reads what is left of all
  * its lists from the primary (one round trip), so a purge that stopped anywhere carries on.
+ * `newWriter` makes the executor each page of children is deleted with.
  */
-export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): Promise<void> {
+export async function purge(storage: Storage, id: bigint, newWriter: () => CascadeWriter, ctx: OpContext = {}): Promise<void> {
   const type = typeOf(id);
   if (type === undefined) throw new Error(`cannot purge ${id}: not an object ID`);
   const lists = ownedLists(type);
@@ -102,7 +134,7 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
         // A deleted account's likes and follows no longer count in their owners' notifications.
         await dropNotified(storage, targets.map((to) => ({ table: reverse, from: to })), ctx);
       } else if (role === 'child') {
-        await deleteChildren(storage, table, id, targets, ctx);
+        await deleteChildren(storage, newWriter(), table, id, targets, ctx);
       }
       // A child deleted above already left this list; what remains (a child already gone, or one
       // that names another parent) is only unlinked.
@@ -115,8 +147,7 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
 }
 
 /** Deletes the children of `parent` listed in `table` in one local transaction, then finishes their cascades. */
-async function deleteChildren(storage: Storage, table: MappingTable, parent: bigint, children: readonly bigint[], ctx: OpContext): Promise<void> {
-  const exec = new WriteExecutor(storage);
+async function deleteChildren(storage: Storage, exec: CascadeWriter, table: MappingTable, parent: bigint, children: readonly bigint[], ctx: OpContext): Promise<void> {
   await exec.run(
     {
       kind: `cascade:${table}`,

@@ -25,6 +25,7 @@ import {
   oldIdOf,
   placeUser,
   timeOf,
+  type DeleteTable,
   type KeyRange,
   type ObjectColumns,
   type SourceSchema,
@@ -456,7 +457,6 @@ export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 
 
 /** The tables a deletes pass walks, in order: objects top-down (a user's delete takes their boards and pins with it), then relations. */
 export const DELETE_PHASES: readonly (readonly DeleteTable[])[] = [['users'], ['boards'], ['pins'], ['comments', 'likes', 'follows', 'boardFollows']];
-export type DeleteTable = 'users' | 'boards' | 'pins' | 'comments' | 'likes' | 'follows' | 'boardFollows';
 
 const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType> = { users: 'user', boards: 'board', pins: 'pin', comments: 'comment' };
 

@@ -132,7 +132,7 @@ export async function reconcile(
     for (const id of owners) {
       const o = objects.get(id);
       if (o?.active) continue;
-      await purge(storage, id, ctx);
+      await purge(storage, id, () => new WriteExecutor(storage), ctx);
       note('cascade', shard, `${o ? 'deleted' : 'missing'} ${o?.type ?? 'object'} ${id} still had list edges: cascade finished`);
     }
     const parents = await scan.objectStates(

@@ -575,7 +575,7 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       return;
     }
     case 'purge':
-      await purge(storage, BigInt(step.id), ctx);
+      await purge(storage, BigInt(step.id), () => new WriteExecutor(storage), ctx);
       return;
     case 'syncRepin': {
       const original = BigInt(step.original);

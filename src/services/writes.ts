@@ -7,8 +7,7 @@ import { LIMITS, checkEmail, checkText, checkUrl, checkUsername } from '../core/
 import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import type { JobName, JobPayloads } from '../jobs/registry.ts';
-import type { BackgroundJobs } from './backgroundJobs.ts';
+import type { BackgroundJobs, JobName, JobPayloads } from './backgroundJobs.ts';
 import { deleteInTx } from './cascade.ts';
 import { createUser } from './users.ts';
 import { WriteExecutor, appendEventStep, type FaultHook, type IdempotencyOptions, type Learned, type LocalWrite, type WritePlan } from './writeExecutor.ts';

@@ -6,6 +6,7 @@
  * Each is idempotent: a job run again (a retry, a worker killed mid-job) adds or removes nothing twice.
  */
 import { defineJob, JobPayloadError, objectOf, stringField, throwIfStopping, type JobContext } from '../jobKind.ts';
+import type { CleanPayload, FanoutPayload, RetractPayload } from '../../services/backgroundJobs.ts';
 import type { FeedWrites } from '../../services/feeds.ts';
 
 const DECIMAL_ID = /^[0-9]{1,19}$/;
@@ -18,14 +19,6 @@ function feedsOf(ctx: JobContext): FeedWrites {
   // No feeds (a worker without Redis feeds configured): retried until one that has them runs it.
   if (!ctx.feeds) throw new Error('this worker has no stored feeds');
   return ctx.feeds;
-}
-
-export interface FanoutPayload {
-  readonly pin: bigint;
-  readonly pinner: bigint;
-  readonly board: bigint;
-  /** The pin's time (ms): its sequence in every list. */
-  readonly time: number;
 }
 
 export const feedFanout = defineJob<FanoutPayload>({
@@ -48,12 +41,6 @@ export const feedFanout = defineJob<FanoutPayload>({
   },
 });
 
-export interface RetractPayload {
-  readonly pin: bigint;
-  readonly pinner: bigint;
-  readonly board: bigint;
-}
-
 export const feedRetract = defineJob<RetractPayload>({
   queue: 'feed',
   summary: 'remove a deleted pin from the stored feeds of its audience',
@@ -70,12 +57,6 @@ export const feedRetract = defineJob<RetractPayload>({
     return r;
   },
 });
-
-export interface CleanPayload {
-  readonly viewer: bigint;
-  /** The pins to check; absent: every pin the feed holds. */
-  readonly pins?: readonly bigint[];
-}
 
 export const feedClean = defineJob<CleanPayload>({
   queue: 'feed',

@@ -5,21 +5,11 @@
  * chunk is idempotent (src/services/importer.ts): a worker killed in the middle of one leaves it to
  * run again, and the second run finishes it exactly once.
  */
-import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type KeyRange, type SourceTable } from '../../core/importSchema.ts';
-import { DELETE_PHASES, deleteChunk, importChunk, parsePlan, type ChunkOutcome, type DeleteTable, type ImportPlan } from '../../services/importer.ts';
+import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type DeleteTable, type KeyRange, type SourceTable } from '../../core/importSchema.ts';
+import type { PassChunkPayload } from '../../services/backgroundJobs.ts';
+import { DELETE_PHASES, deleteChunk, importChunk, parsePlan, type ChunkOutcome, type ImportPlan } from '../../services/importer.ts';
 import { ProductWrites } from '../../services/writes.ts';
 import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping, type JobContext, type JobKind } from '../jobKind.ts';
-
-/** One chunk of a pass: the source label, the pass, the table and the chunk's index in the plan. */
-export interface PassChunkPayload<T extends string> {
-  readonly source: string;
-  readonly run: number;
-  readonly table: T;
-  readonly index: number;
-}
-
-export type ImportChunkPayload = PassChunkPayload<SourceTable>;
-export type ImportDeletesPayload = PassChunkPayload<DeleteTable>;
 
 /**
  * A job kind that runs one chunk of a pass recorded in the ledger: skipped if the ledger has it

@@ -4,13 +4,14 @@
  * `shardql worker` on schedules (see SWEEP_SCHEDULES). The gateway keeps its own repair timer, so a
  * deployment without workers loses nothing; a worker adds the sweeps on top.
  */
+import type { RepairPayload, ShardChunkPayload, SweepPlanPayload } from '../../services/backgroundJobs.ts';
 import { FIX_KINDS, allShards, reconcile, repairIntents } from '../../services/repair.ts';
 import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping } from '../jobKind.ts';
 
 /** Intents younger than this are left to their writer (it may still be running). */
 export const REPAIR_MIN_AGE_MS = 5000;
 
-export const repairPass = defineJob<{ readonly minAgeMs: number }>({
+export const repairPass = defineJob<RepairPayload>({
   queue: 'sweeps',
   summary: 'complete multi-shard writes interrupted after their first transaction (the intent log)',
   encode: (p) => ({ minAgeMs: p.minAgeMs }),
@@ -28,7 +29,7 @@ export const repairPass = defineJob<{ readonly minAgeMs: number }>({
  * `shardsPerJob` shards, so several workers share a sweep and a killed worker redoes one chunk.
  * Chunk job IDs derive from this job's ID: a retried plan enqueues nothing twice.
  */
-export const reconcileSweep = defineJob<{ readonly shardsPerJob: number }>({
+export const reconcileSweep = defineJob<SweepPlanPayload>({
   queue: 'sweeps',
   summary: 'plan a reconcile sweep of every shard, in chunks',
   encode: (p) => ({ shardsPerJob: p.shardsPerJob }),
@@ -70,7 +71,7 @@ export function parseShardRanges(text: string): number[] {
   return out;
 }
 
-export const reconcileShards = defineJob<{ readonly shards: readonly number[]; readonly run: string }>({
+export const reconcileShards = defineJob<ShardChunkPayload>({
   queue: 'sweeps',
   summary: 'reconcile a chunk of shards: every relation both ways, cascades, edges to gone objects, repin edges, counts',
   encode: (p) => ({ shards: shardRanges(p.shards), run: p.run }),
@@ -98,7 +99,7 @@ export const reconcileShards = defineJob<{ readonly shards: readonly number[]; r
  * Plans one event TTL sweep over every shard (the seeds' compaction): one `sweep.events-shards`
  * job per `shardsPerJob` shards, like the reconcile sweep.
  */
-export const eventSweep = defineJob<{ readonly shardsPerJob: number }>({
+export const eventSweep = defineJob<SweepPlanPayload>({
   queue: 'sweeps',
   summary: 'plan an event TTL sweep of every shard, in chunks',
   encode: (p) => ({ shardsPerJob: p.shardsPerJob }),
@@ -116,7 +117,7 @@ export const eventSweep = defineJob<{ readonly shardsPerJob: number }>({
 });
 
 /** Deletes, on a chunk of shards, events past their kind's TTL and beyond its newest `versions` (reads hide both already). */
-export const eventSweepShards = defineJob<{ readonly shards: readonly number[]; readonly run: string }>({
+export const eventSweepShards = defineJob<ShardChunkPayload>({
   queue: 'sweeps',
   summary: 'purge expired events and events beyond their kind\'s versions on a chunk of shards',
   encode: (p) => ({ shards: shardRanges(p.shards), run: p.run }),
