@@ -6,7 +6,7 @@ import { checkPageSize, checkUsername } from '../core/validate.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
 import type { Learned } from '../services/writeExecutor.ts';
 import type { WriteOpts } from '../services/writes.ts';
-import { listConnection, type ConnectionArgs } from './connections.ts';
+import { listConnection, pageInfoOf, type ConnectionArgs } from './connections.ts';
 import { activityColumns, activityConnection, activityEventResolvers, notificationConnection, notificationResolvers } from './activity.ts';
 import type { GatewayContext } from './context.ts';
 
@@ -90,7 +90,8 @@ const relation =
   (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
     ctx.writes[write](ctx.viewerId, id(ctx, args[argument], type), ctx.op, relating(ctx, info));
 
-const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
+/** A delete's payload: the deleted object named by `deletedId`, never as the payload's own `id` (Relay keys its store by `id`). */
+const deleted = (objectId: bigint) => (done: boolean) => ({ deletedId: formatId(objectId), deleted: done });
 
 /**
  * Thin resolvers: arguments in, loaders or writes out. No SQL and no cache keys here; every
@@ -112,7 +113,7 @@ export const resolvers = {
     pin: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'pin'), 'pin'),
     homeFeed: async (_: unknown, args: Args, ctx: GatewayContext) => {
       const page = await ctx.homeFeeds.page(ctx.loaders, ctx.op, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
-      return { edges: page.edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+      return { edges: page.edges, pageInfo: pageInfoOf(page) };
     },
   },
 
