@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +17,8 @@ export interface RelayCompilation {
   readonly output: string;
   /** The directory of the generated artifacts (`<name>.graphql.js`, CommonJS). */
   readonly artifacts: string;
+  /** Removes the temporary directory (sources, config, artifacts). */
+  remove(): void;
 }
 
 /**
@@ -36,7 +38,12 @@ export function compileRelayApp(schema = join(root, 'schema/schema.graphql')): R
     JSON.stringify({ src: './src', schema: './schema.graphql', artifactDirectory: './__generated__', language: 'javascript', eagerEsModules: false }),
   );
   const run = spawnSync(binary, ['--noWatchman', '--output', 'verbose', join(dir, 'relay.config.json')], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
-  return { status: run.status, output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}`, artifacts: join(dir, '__generated__') };
+  return {
+    status: run.status,
+    output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}`,
+    artifacts: join(dir, '__generated__'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** A generated operation: its name and the query text the Relay runtime would send. */

@@ -16,8 +16,12 @@ let ops: Map<string, RelayOperation>;
 
 before(async () => {
   const compiled = compileRelayApp();
-  assert.equal(compiled.status, 0, compiled.output);
-  ops = relayOperations(compiled);
+  try {
+    assert.equal(compiled.status, 0, compiled.output);
+    ops = relayOperations(compiled);
+  } finally {
+    compiled.remove();
+  }
   env = await freshEnv({ shards: 16 });
   gw = await startTestGateway(env, 'relay');
 });

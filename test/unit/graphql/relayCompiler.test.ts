@@ -5,8 +5,9 @@ import { loadTypeDefs } from '../../../src/graphql/schema.ts';
 import { compileRelayApp, relayOperations } from '../../helpers/relayCompiler.ts';
 
 describe('Relay: relay-compiler accepts the schema', () => {
-  test('a Relay app with @connection on every connection field, @refetchable fragments and @deleteRecord compiles with zero errors', () => {
+  test('a Relay app with @connection on every connection field, @refetchable fragments and @deleteRecord compiles with zero errors', (t) => {
     const c = compileRelayApp();
+    t.after(() => c.remove());
     assert.equal(c.status, 0, `relay-compiler failed:\n${c.output}`);
     assert.doesNotMatch(c.output, /\berror\b/i, c.output);
     const ops = relayOperations(c);
