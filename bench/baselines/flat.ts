@@ -166,7 +166,7 @@ export class FlatSource implements Source {
   }
 
   async #loadPages(reqs: readonly PageRequest[]): Promise<Page[]> {
-    const out: Page[] = reqs.map(() => ({ edges: [], hasNextPage: false, endCursor: null }));
+    const out: Page[] = reqs.map(() => ({ edges: [], hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null }));
     // One UNION ALL per object type: every list of this level whose targets are users, boards or pins.
     const byType = new Map<keyof typeof OBJECTS, number[]>();
     reqs.forEach((req, i) => {
@@ -213,7 +213,7 @@ export class FlatSource implements Source {
           const shown = list.slice(0, req.first);
           for (const { r, to } of shown) this.#objects.prime(to, toObj(type, r));
           const edges = shown.map(({ r, k, to }) => ({ to, sequence: Number(r.seq), cursor: encodeCursor({ list: tag, key: k, id: to }) }));
-          out[i] = { edges, hasNextPage: list.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
+          out[i] = { edges, hasNextPage: list.length > req.first, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null };
         }
       }),
     );

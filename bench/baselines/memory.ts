@@ -90,7 +90,7 @@ export class MemoryData {
     const start = c ? this.#lowerBound(tag, list, { k: c.key, to: c.id }) : 0;
     const slice = list.slice(start, start + req.first);
     const edges = slice.map((e) => ({ to: e.to, sequence: e.sequence, cursor: encodeCursor({ list: tag, key: e.k, id: e.to }) }));
-    return { edges, hasNextPage: list.length > start + req.first, endCursor: edges.at(-1)?.cursor ?? null };
+    return { edges, hasNextPage: list.length > start + req.first, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null };
   }
 
   stats(): Record<string, number> {
@@ -191,7 +191,7 @@ export class RecordingSource implements Source {
     return this.#l.pages.load({ ...req, first: req.first + 1 }).then((page) => {
       this.#d.addEntries(tag, page.edges.map((e) => ({ to: e.to, sequence: e.sequence, k: decodeCursor(e.cursor, tag).key })));
       const edges = page.edges.slice(0, req.first);
-      return { edges, hasNextPage: page.edges.length > req.first || page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null };
+      return { edges, hasNextPage: page.edges.length > req.first || page.hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null };
     });
   }
   count(o: Obj, kind: MappingTable): M<number> {

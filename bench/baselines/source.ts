@@ -91,7 +91,9 @@ function viewerRequired(ctx: SourceContext): bigint {
   return ctx.viewerId;
 }
 
+/** A list read forward (the benchmark asks no backward page: `last`/`before` are refused). */
 function connection(ctx: SourceContext, table: MappingTable, from: bigint, nodeType: ObjectType, args: Args, order: ListOrder = 'time') {
+  if (args.last != null || args.before != null) throw bad('INVALID_ARGUMENT', 'The baselines page forward only: expected first/after, got last/before');
   const first = checkPageSize(args.first as number | null | undefined);
   const since = checkTime(args.since as string | null | undefined, 'since');
   const until = checkTime(args.until as string | null | undefined, 'until');
@@ -101,7 +103,7 @@ function connection(ctx: SourceContext, table: MappingTable, from: bigint, nodeT
         const node = nodes[i];
         return node && node.type === nodeType ? [{ cursor: e.cursor, node }] : [];
       }),
-      pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor },
+      pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.edges[0]?.cursor ?? null, endCursor: page.endCursor },
     })),
   );
 }
@@ -165,7 +167,7 @@ function notificationConnection(ctx: SourceContext, user: bigint, a: Args) {
         const actors = group.actors.flatMap((i) => byId.get(i) ?? []);
         return target && actors.length > 0 ? [{ cursor: group.cursor, node: { group, target, actors } satisfies ShownGroup }] : [];
       });
-      return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+      return { edges, pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.groups[0]?.cursor ?? null, endCursor: page.endCursor } };
     });
   });
 }
@@ -205,7 +207,7 @@ export const sourceResolvers = {
       const first = checkPageSize(a.first as number | null | undefined);
       const after = str(a.after);
       const page = ctx.src.feed ? ctx.src.feed(viewer, first, after) : mergedFeed(ctx.src, viewer, first, after);
-      return then(page, (p) => ({ edges: p.edges, pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor } }));
+      return then(page, (p) => ({ edges: p.edges, pageInfo: { hasNextPage: p.hasNextPage, hasPreviousPage: false, startCursor: p.edges[0]?.cursor ?? null, endCursor: p.endCursor } }));
     },
   },
   Mutation: {

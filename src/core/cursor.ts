@@ -1,9 +1,10 @@
 import { ShardqlError, describeValue } from './errors.ts';
 
 /**
- * Keyset cursors: the `(sequence, to_id)` of the last row a page returned, bound to the list it
- * came from so a cursor of one list is refused by another. Opaque to clients (base64url), strict to
- * decode. Example: { list: "board_has_pins:s", key: 1700000000000, id: 42n } ↔ "djF8Ym9hcm…".
+ * Keyset cursors: the `(sequence, to_id)` (or `(position, to_id)`) of one row of a page, bound to
+ * the list it came from so a cursor of one list is refused by another. A position, not a direction:
+ * the same cursor is an `after` (rows past it) or a `before` (rows ahead of it). Opaque to clients
+ * (base64url), strict to decode. Example: { list: "board_has_pins:s", key: 1700000000000, id: 42n } ↔ "djF8Ym9hcm…".
  */
 export interface CursorKey {
   /** The list and order the cursor belongs to, e.g. `board_has_pins:s` (by sequence). */

@@ -61,11 +61,32 @@ export function checkUrl(value: string, argument: string): string {
   return url.toString();
 }
 
-/** `first`: 1..pageMax. */
-export function checkPageSize(first: number | null | undefined, fallback = 20): number {
+/** A page size (`first` unless named otherwise): 1..pageMax. */
+export function checkPageSize(first: number | null | undefined, fallback = 20, argument = 'first'): number {
   const n = first ?? fallback;
-  if (!Number.isInteger(n) || n < 1 || n > LIMITS.pageMax) throw invalid('first', `an integer from 1 to ${LIMITS.pageMax}`, first);
+  if (!Number.isInteger(n) || n < 1 || n > LIMITS.pageMax) throw invalid(argument, `an integer from 1 to ${LIMITS.pageMax}`, first);
   return n;
+}
+
+/** A connection's size arguments (the Relay cursor connections specification). */
+export interface PageSizeArgs {
+  readonly first?: number | null | undefined;
+  readonly last?: number | null | undefined;
+}
+
+/**
+ * The page a connection's arguments ask for: `first` N (from the start, after `after`) or `last` N
+ * (from the end, before `before`), each 1..pageMax; neither: the first 20. Both is refused: the
+ * specification strongly discourages it, and no page answers it without surprising someone.
+ */
+export function checkPageArgs(args: PageSizeArgs): { readonly size: number; readonly backward: boolean } {
+  if (args.first != null && args.last != null) {
+    throw new ShardqlError('INVALID_ARGUMENT', `Expected first or last, not both, got first ${describeValue(args.first)} and last ${describeValue(args.last)}`, {
+      argument: 'last',
+    });
+  }
+  if (args.last != null) return { size: checkPageSize(args.last, 20, 'last'), backward: true };
+  return { size: checkPageSize(args.first), backward: false };
 }
 
 /** ISO 8601 date-time → epoch ms. */

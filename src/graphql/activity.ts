@@ -3,6 +3,7 @@ import { ACTIVITY_KINDS, STORED_KINDS, storedKindsOf, type ActivityKind, type Se
 import { checkPageSize, checkTime } from '../core/validate.ts';
 import type { NotificationGroup } from '../storage/eventStore.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
+import { forwardPageInfo } from './connections.ts';
 import type { GatewayContext } from './context.ts';
 
 type Args = Record<string, unknown>;
@@ -85,7 +86,7 @@ export async function activityConnection(ctx: GatewayContext, user: bigint, a: A
     page.edges.map((e) => e.event),
   );
   const edges = page.edges.flatMap((e, i) => (nodes[i] ? [{ cursor: e.cursor, node: nodes[i] }] : []));
-  return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+  return { edges, pageInfo: forwardPageInfo(page, page.edges[0]?.cursor ?? null) };
 }
 
 export async function activityColumns(ctx: GatewayContext, user: bigint, a: Args) {
@@ -119,7 +120,7 @@ export async function notificationConnection(ctx: GatewayContext, user: bigint, 
     // The group of a deleted pin or board is not shown; one whose recent actors all left neither.
     return target && actors.length > 0 ? [{ cursor: group.cursor, node: { group, target, actors } satisfies ShownGroup }] : [];
   });
-  return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+  return { edges, pageInfo: forwardPageInfo(page, page.groups[0]?.cursor ?? null) };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

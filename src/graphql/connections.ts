@@ -1,4 +1,4 @@
-import { checkPageSize, checkTime } from '../core/validate.ts';
+import { checkPageArgs, checkTime } from '../core/validate.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Loaders } from '../loaders/loaders.ts';
@@ -8,19 +8,30 @@ import type { StoredObject } from '../storage/objectStore.ts';
 export interface ConnectionArgs {
   readonly first?: number | null;
   readonly after?: string | null;
+  readonly last?: number | null;
+  readonly before?: string | null;
   readonly since?: string | null;
   readonly until?: string | null;
 }
 
+/** Relay's PageInfo. */
+export interface PageInfo {
+  readonly hasNextPage: boolean;
+  readonly hasPreviousPage: boolean;
+  readonly startCursor: string | null;
+  readonly endCursor: string | null;
+}
+
 export interface Connection {
   readonly edges: { cursor: string; node: StoredObject }[];
-  readonly pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  readonly pageInfo: PageInfo;
 }
 
 /**
  * A Relay connection over one mapping list: a page of edges, then their objects, both through the
  * request's loaders (so sibling lists at one level share round trips). Objects that are gone or
- * soft-deleted are skipped; the cursor still advances past them, so pages never repeat.
+ * soft-deleted are skipped; the start and end cursors still cover them, so pages never repeat,
+ * forward or backward.
  */
 export function listConnection(
   loaders: Loaders,
@@ -30,10 +41,10 @@ export function listConnection(
   args: ConnectionArgs,
   order: ListOrder = 'time',
 ): Connection | Promise<Connection> {
-  const first = checkPageSize(args.first);
+  const { size, backward } = checkPageArgs(args);
   const since = checkTime(args.since, 'since');
   const until = checkTime(args.until, 'until');
-  const req: PageRequest = { table, from, first, after: args.after ?? null, order, since, until };
+  const req: PageRequest = { table, from, first: size, backward, after: args.after ?? null, before: args.before ?? null, order, since, until };
   // A warm first page whose objects are all in the request's L1 view is answered at once: no
   // loader, no promise (a profile's 250 likers lists are that).
   const known = loaders.peek.page(req);
@@ -68,5 +79,18 @@ function edgesOf(page: Page, nodes: readonly (StoredObject | null | Error)[], no
     const node = nodes[i];
     if (node && !(node instanceof Error) && node.type === nodeType) edges.push({ cursor: page.edges[i]!.cursor, node });
   }
-  return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+  return { edges, pageInfo: pageInfoOf(page) };
+}
+
+/** A page's PageInfo: its cursors are its first and last rows', shown or not. */
+export function pageInfoOf(page: PageInfo): PageInfo {
+  return { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage, startCursor: page.startCursor, endCursor: page.endCursor };
+}
+
+/**
+ * The PageInfo of a list read forward only (`first`/`after`): `startCursor` is the first row's,
+ * shown or not, and whether rows precede it is not computed (false, as the specification allows).
+ */
+export function forwardPageInfo(page: { readonly hasNextPage: boolean; readonly endCursor: string | null }, startCursor: string | null): PageInfo {
+  return { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor, endCursor: page.endCursor };
 }

@@ -22,7 +22,7 @@ import {
 } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
 import { DECLARED } from '../core/model/declared.ts';
-import { checkPageSize } from '../core/validate.ts';
+import { checkPageArgs, checkPageSize } from '../core/validate.ts';
 import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
 import { GROUP_ACTORS } from './activity.ts';
 
@@ -106,8 +106,9 @@ const isEntity = (t: GraphQLNamedType): boolean =>
   (isInterfaceType(t) && t.name === 'Node') || (isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'));
 
 /**
- * Estimates an operation's cost, or throws INVALID_ARGUMENT for a page size out of 1..100 —
- * before any resolver, so a huge `first` deep in a query is refused before its parents' SQL runs.
+ * Estimates an operation's cost, or throws INVALID_ARGUMENT for a page size out of 1..100 or both
+ * `first` and `last` — before any resolver, so a huge `first` or `last` deep in a query is refused
+ * before its parents' SQL runs. A backward page (`last`) reads what a forward one of its size reads.
  */
 export function estimateCost(input: EstimateInput): CostEstimate {
   const { schema, document, variables } = input;
@@ -196,7 +197,7 @@ export function estimateCost(input: EstimateInput): CostEstimate {
     }
 
     if (isConnection(type)) {
-      const first = args.__unreadable ? 100 : checkPageSize(args.first as number | null | undefined);
+      const first = args.__unreadable ? 100 : checkPageArgs(args as { first?: number | null; last?: number | null }).size;
       if (name === 'homeFeed') {
         // Both follow lists; the follower count of every source; the stored page and the sources
         // merged beside it; the window's pins; their pinners and boards (see FEED_COST_SOURCES).

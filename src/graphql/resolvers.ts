@@ -8,6 +8,7 @@ import type { Learned } from '../services/writeExecutor.ts';
 import type { WriteOpts } from '../services/writes.ts';
 import { DECLARED } from '../core/model/declared.ts';
 import { graphqlTypeNames, load, objectResolvers } from './modelResolvers.ts';
+import { pageInfoOf } from './connections.ts';
 import { activityColumns, activityConnection, activityEventResolvers, notificationConnection, notificationResolvers } from './activity.ts';
 import type { GatewayContext } from './context.ts';
 
@@ -66,7 +67,8 @@ const relation =
   (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) =>
     ctx.writes[write](ctx.viewerId, id(ctx, args[argument], type), ctx.op, relating(ctx, info));
 
-const deleted = (objectId: bigint) => (done: boolean) => ({ id: formatId(objectId), deleted: done });
+/** A delete's payload: the deleted object named by `deletedId`, never as the payload's own `id` (Relay keys its store by `id`). */
+const deleted = (objectId: bigint) => (done: boolean) => ({ deletedId: formatId(objectId), deleted: done });
 
 /**
  * Thin resolvers: arguments in, loaders or writes out. No SQL and no cache keys here; every
@@ -89,7 +91,7 @@ export const resolvers = {
     pin: (_: unknown, args: Args, ctx: GatewayContext) => load(ctx, id(ctx, args.id, 'pin'), 'pin'),
     homeFeed: async (_: unknown, args: Args, ctx: GatewayContext) => {
       const page = await ctx.homeFeeds.page(ctx.loaders, ctx.op, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
-      return { edges: page.edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor } };
+      return { edges: page.edges, pageInfo: pageInfoOf(page) };
     },
   },
 

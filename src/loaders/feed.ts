@@ -22,9 +22,12 @@ export const MAX_RECENT_FOLLOWS = 50;
 /** A build reads at most this many rounds of source pages; below what it reached, readers merge from MySQL. */
 const BUILD_ROUNDS = 8;
 
+/** A page of the feed, read forward only: whether pins precede it is not computed (false). */
 export interface FeedPage {
   readonly edges: { cursor: string; node: StoredObject }[];
   readonly hasNextPage: boolean;
+  readonly hasPreviousPage: false;
+  readonly startCursor: string | null;
   readonly endCursor: string | null;
 }
 
@@ -149,11 +152,13 @@ export class HomeFeeds {
       else if (storedIds.has(e.id)) unwanted.push(e.id);
     });
     if (unwanted.length > 0) this.#clean(viewer, unwanted);
-    const last = shown.at(-1);
+    const cursorOf = (e: FeedEntry | undefined): string | null => (e ? encodeCursor({ list, key: BigInt(e.time), id: e.id }) : null);
     return {
       edges,
       hasNextPage: window.length > first,
-      endCursor: last ? encodeCursor({ list, key: BigInt(last.time), id: last.id }) : null,
+      hasPreviousPage: false,
+      startCursor: cursorOf(shown[0]),
+      endCursor: cursorOf(shown.at(-1)),
     };
   }
 

@@ -48,7 +48,7 @@ export interface Reader<K, V> {
 }
 
 function pageKey(r: PageRequest): string {
-  return `${r.table}|${r.from}|${r.first}|${r.after ?? ''}|${r.startAfter ? `${r.startAfter.key}:${r.startAfter.id}` : ''}|${r.order ?? 'time'}|${r.since ?? ''}|${r.until ?? ''}`;
+  return `${r.table}|${r.from}|${r.backward ? 'last' : 'first'}|${r.first}|${r.after ?? ''}|${r.before ?? ''}|${r.startAfter ? `${r.startAfter.key}:${r.startAfter.id}` : ''}|${r.order ?? 'time'}|${r.since ?? ''}|${r.until ?? ''}`;
 }
 
 export interface LoaderOptions {

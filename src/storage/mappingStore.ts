@@ -35,9 +35,16 @@ export type ListOrder = 'time' | 'owner';
 export interface PageRequest {
   readonly table: MappingTable;
   readonly from: bigint;
-  /** Page size, already bounded by the caller. */
+  /** Page size, already bounded by the caller: the first N after `after`, or with `backward` the last N before `before`. */
   readonly first: number;
   readonly after?: string | null;
+  /**
+   * The page nearest the end of the list (Relay's `last`): the same index read the other way, so a
+   * backward page costs what a forward one costs.
+   */
+  readonly backward?: boolean;
+  /** Only items before this cursor's (Relay's `before`); with `after`, the range between the two. */
+  readonly before?: string | null;
   /**
    * Start after this raw keyset position instead of a cursor: for merges across lists (the home
    * feed), whose own cursor is not any one list's.
@@ -56,9 +63,12 @@ export interface PageEdge {
   readonly cursor: string;
 }
 
+/** A page as Relay's PageInfo tells it: each `has…Page` is computed for the direction the page was read in, false for the other. */
 export interface Page {
   readonly edges: PageEdge[];
   readonly hasNextPage: boolean;
+  readonly hasPreviousPage: boolean;
+  readonly startCursor: string | null;
   readonly endCursor: string | null;
 }
 
@@ -101,7 +111,12 @@ interface PagePlan {
   readonly req: PageRequest;
   readonly i: number;
   readonly owner: boolean;
+  /** Read from the end (`last`). */
+  readonly backward: boolean;
+  /** Items strictly after this position in the list's order (`after`, or the feed's `startAfter`). */
   readonly start: { readonly key: bigint; readonly id: bigint } | undefined;
+  /** Items strictly before this position (`before`). */
+  readonly end: { readonly key: bigint; readonly id: bigint } | undefined;
   readonly cacheField: ListField;
   readonly nearNs: string;
 }
@@ -109,14 +124,28 @@ interface PagePlan {
 /** First pages of plain lists (`first: N`, no cursor, no time range) are most reads: their field names are made once. */
 const FIRST_PAGE_FIELDS = new Map<number, string>();
 
-/** The page's identity inside its list: order, size, start position, time range. */
-function pageField(owner: boolean, first: number, start: { key: bigint; id: bigint } | undefined, since: number | null | undefined, until: number | null | undefined): string {
-  if (!owner && start === undefined && since == null && until == null) {
+type Position = { readonly key: bigint; readonly id: bigint };
+
+/**
+ * The page's identity inside its list: order and direction (`b`: from the end), size, start
+ * position, time range, then the end position when there is one.
+ */
+function pageField(
+  owner: boolean,
+  backward: boolean,
+  first: number,
+  start: Position | undefined,
+  since: number | null | undefined,
+  until: number | null | undefined,
+  end: Position | undefined,
+): string {
+  if (!owner && !backward && start === undefined && since == null && until == null && end === undefined) {
     let f = FIRST_PAGE_FIELDS.get(first);
     if (f === undefined) FIRST_PAGE_FIELDS.set(first, (f = `p:t:${first}:::`)); // the general form below, with nothing after the size
     return f;
   }
-  return `p:${owner ? 'o' : 't'}:${first}:${start ? `${start.key}:${start.id}` : ''}:${since ?? ''}:${until ?? ''}`;
+  const at = (p: Position | undefined): string => (p ? `${p.key}:${p.id}` : '');
+  return `p:${owner ? 'o' : 't'}${backward ? 'b' : ''}:${first}:${at(start)}:${since ?? ''}:${until ?? ''}${end ? `:${at(end)}` : ''}`;
 }
 
 function planPage(req: PageRequest, i: number): PagePlan {
@@ -124,27 +153,44 @@ function planPage(req: PageRequest, i: number): PagePlan {
   if (owner && !('ordered' in MAPPINGS[req.table])) {
     throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
   }
+  const backward = req.backward === true;
   const start = req.after != null ? decodeCursor(req.after, listTag(req)) : req.startAfter;
-  const field = pageField(owner, req.first, start, req.since, req.until);
+  const end = req.before != null ? decodeCursor(req.before, listTag(req)) : undefined;
+  const field = pageField(owner, backward, req.first, start, req.since, req.until, end);
   return {
     req,
     i,
     owner,
+    backward,
     start: start ? { key: start.key, id: start.id } : undefined,
+    end: end ? { key: end.key, id: end.id } : undefined,
     cacheField: { list: listCacheKey(req.table, req.from), field },
     nearNs: listNamespace(req.table),
   };
 }
 
-/** The page's rows in its own order (UNION ALL promises none across parts), then edges with cursors. */
+/**
+ * The page's rows in the list's order (UNION ALL promises none across parts), then edges with
+ * cursors. The read asked one row more than the page holds, on the far side from where it began:
+ * that row tells whether the list goes on (past the end of a forward page, before the start of a
+ * backward one).
+ */
 function buildPage(p: PagePlan, rows: readonly PageRow[]): Page {
   const sorted = [...rows].sort((a, b) => {
     const byKey = a.k === b.k ? (a.to < b.to ? -1 : a.to > b.to ? 1 : 0) : a.k < b.k ? -1 : 1;
     return p.owner ? byKey : -byKey;
   });
   const tag = listTag(p.req);
-  const edges = sorted.slice(0, p.req.first).map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
-  return { edges, hasNextPage: sorted.length > p.req.first, endCursor: edges.at(-1)?.cursor ?? null };
+  const more = sorted.length > p.req.first;
+  const kept = p.backward ? sorted.slice(Math.max(0, sorted.length - p.req.first)) : sorted.slice(0, p.req.first);
+  const edges = kept.map((r) => ({ to: r.to, sequence: r.sequence, cursor: encodeCursor({ list: tag, key: r.k, id: r.to }) }));
+  return {
+    edges,
+    hasNextPage: !p.backward && more,
+    hasPreviousPage: p.backward && more,
+    startCursor: edges[0]?.cursor ?? null,
+    endCursor: edges.at(-1)?.cursor ?? null,
+  };
 }
 
 function encodeRows(rows: readonly PageRow[]): string {
@@ -403,8 +449,9 @@ export class MappingStore {
    * view already holds it: no promise, no loader. Anything else, or a miss: undefined (load it).
    */
   peekPage(req: PageRequest, ctx: OpContext): Page | undefined {
-    if (req.after != null || req.startAfter !== undefined || req.order === 'owner') return undefined;
-    return this.#lookAside.peek(ctx, { ns: listNamespace(req.table), id: req.from, field: pageField(false, req.first, undefined, req.since, req.until) }) as Page | undefined;
+    if (req.after != null || req.before != null || req.startAfter !== undefined || req.order === 'owner') return undefined;
+    const field = pageField(false, req.backward === true, req.first, undefined, req.since, req.until, undefined);
+    return this.#lookAside.peek(ctx, { ns: listNamespace(req.table), id: req.from, field }) as Page | undefined;
   }
 
   /** A count if this operation's L1 view already holds it (no promise); see LookAside.peek. */
@@ -550,15 +597,19 @@ export class MappingStore {
       const { req } = p;
       const shard = shardOf(req.from);
       const keyCol = p.owner ? 'position' : 'sequence';
-      const cmp = p.owner ? '>' : '<';
-      const dir = p.owner ? 'ASC' : 'DESC';
+      // The list's order: the owner's ascending, time descending. A backward page reads the same
+      // index the other way, from the end (or `before`) towards the start.
+      const later = p.owner ? '>' : '<';
+      const earlier = p.owner ? '<' : '>';
+      const dir = p.owner !== p.backward ? 'ASC' : 'DESC';
       const where = ['from_id = ?'];
       const v: SqlValue[] = [p.i, req.from];
       if (!p.owner && req.since != null) (where.push('sequence >= ?'), v.push(req.since));
       if (!p.owner && req.until != null) (where.push('sequence < ?'), v.push(req.until));
-      if (p.start !== undefined) {
+      for (const [at, cmp] of [[p.start, later], [p.end, earlier]] as const) {
+        if (at === undefined) continue;
         where.push(`(${keyCol} ${cmp} ? OR (${keyCol} = ? AND to_id ${cmp} ?))`);
-        v.push(p.start.key, p.start.key, p.start.id);
+        v.push(at.key, at.key, at.id);
       }
       v.push(req.first + 1);
       parts.push(

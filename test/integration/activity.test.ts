@@ -352,7 +352,8 @@ describe('Notifications and activity through the gateway', () => {
     // Undone: an unlike, an unfollow and a deleted comment no longer count; the history stays stored.
     // Through the gateway, so each write drops the cached first page it changes.
     const as = async (who: StoredObject, mutation: string, id: bigint) => {
-      const r = await gw.gql(`mutation($id: ID!) { ${mutation}(${mutation === 'deleteComment' ? 'id' : mutation === 'unlikePin' ? 'pinId' : 'userId'}: $id) { id } }`, { id: formatId(id) }, { token: await gw.token(who.id) });
+      const [argument, selection] = mutation === 'deleteComment' ? ['id', 'deletedId'] : [mutation === 'unlikePin' ? 'pinId' : 'userId', 'id'];
+      const r = await gw.gql(`mutation($id: ID!) { ${mutation}(${argument}: $id) { ${selection} } }`, { id: formatId(id) }, { token: await gw.token(who.id) });
       assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
     };
     await as(fans[3]!, 'unlikePin', pin.id);

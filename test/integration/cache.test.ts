@@ -82,6 +82,49 @@ describe('Cache: look-aside reads', () => {
     assert.equal(w.cache.memcached.misses + w.cache.redis.misses, 0);
   });
 
+  test('a backward page (last/before) is cached beside the forward one: warm, 0 SQL and one Redis round trip per list level; a write drops both', async () => {
+    const BOTH = `query($id: ID!, $before: String) { user(id: $id) {
+      newest: boards(first: 2) { edges { node { name } } pageInfo { hasNextPage endCursor } }
+      oldest: boards(last: 2) { edges { node { name } } pageInfo { hasPreviousPage startCursor } }
+      before: boards(last: 1, before: $before) { edges { node { name } } pageInfo { hasPreviousPage } } } }`;
+    const read = async (before: string | null) => {
+      const r = await gw.gql(BOTH, { id: String(owner), before });
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+      return r.body;
+    };
+    await flushCaches(env.stack);
+    const first = await read(null);
+    const oldest = first.data.user.oldest;
+    assert.deepEqual(oldest.edges.map((e: any) => e.node.name), ['b1', 'b0']);
+    assert.deepEqual(first.data.user.newest.edges.map((e: any) => e.node.name), ['b2', 'b1']);
+    const cold = await read(oldest.pageInfo.startCursor);
+    assert.deepEqual(cold.data.user.before.edges.map((e: any) => e.node.name), ['b2']);
+    assert.equal(cold.data.user.before.pageInfo.hasPreviousPage, false);
+    const fields = Object.keys(await redis.hgetall(listCacheKey('user_has_boards', owner))).sort();
+    // Each page its own field: forward (t), backward (tb) from the end, and backward before a position
+    // (the last field). The first read's `last: 1` with no `before` is one too.
+    assert.match(fields.join(' '), /^_gen p:t:2::: p:tb:1::: p:tb:1::::\d+:\d+ p:tb:2:::$/);
+    const warm = await read(oldest.pageInfo.startCursor);
+    assert.deepEqual(warm.data, cold.data, 'the cache answers what MySQL answered');
+    const w = warm.extensions.cost;
+    assert.equal(w.sqlRoundTrips, 0);
+    // Levels: the user; its three pages of boards (one Redis round trip); the boards.
+    assert.equal(w.cache.redis.roundTrips, 1);
+    assert.equal(w.cache.redis.misses, 0);
+    // A new board: the list's hash goes, backward pages with it; the last page still ends with b0.
+    const token = await gw.token(owner);
+    const b3 = (await gw.ok('mutation { createBoard(input: { name: "b3" }) { id } }', {}, token)).createBoard.id;
+    try {
+      const after = await read(oldest.pageInfo.startCursor);
+      assert.deepEqual(after.data.user.newest.edges.map((e: any) => e.node.name), ['b3', 'b2']);
+      assert.deepEqual(after.data.user.oldest.edges.map((e: any) => e.node.name), ['b1', 'b0']);
+      assert.deepEqual(after.data.user.before.edges.map((e: any) => e.node.name), ['b2']);
+      assert.equal(after.data.user.before.pageInfo.hasPreviousPage, true, 'b3 now precedes it');
+    } finally {
+      await gw.ok('mutation($b: ID!) { deleteBoard(id: $b) { deleted } }', { b: b3 }, token);
+    }
+  });
+
   test('after each kind of write the next read shows it', async () => {
     const me = (await gw.gql('mutation { createUser(input: { username: "reader_writer" }) { user { id } token } }')).body.data.createUser;
     const t = me.token;

@@ -63,8 +63,8 @@ describe('GraphQL: users', () => {
     const zed = await signUp('zed');
     const data = await ok('mutation { updateViewer(input: { about: "hello" }) { about } }', {}, zed.token);
     assert.equal(data.updateViewer.about, 'hello');
-    const del = await ok('mutation { deleteViewer { id deleted } }', {}, zed.token);
-    assert.deepEqual(del.deleteViewer, { id: zed.id, deleted: true });
+    const del = await ok('mutation { deleteViewer { deletedId deleted } }', {}, zed.token);
+    assert.deepEqual(del.deleteViewer, { deletedId: zed.id, deleted: true });
     assert.equal((await ok('query($id: ID!) { user(id: $id) { id } }', { id: zed.id })).user, null);
     // The token of a deleted user no longer acts.
     await fails('mutation { createBoard(input: { name: "x" }) { id } }', {}, zed.token, 'UNAUTHENTICATED');
@@ -181,8 +181,8 @@ describe('GraphQL: boards, pins and ownership', () => {
     const ids = (d: any): string[][] => [d.board.pins, d.user.pins, d.bob.likedPins, d.homeFeed].map((c: any) => c.edges.map((e: any) => e.node.id));
     const before = await ok(lists, { b: board, p: pin }, bob.token);
     for (const list of ids(before)) assert.ok(list.includes(pin));
-    assert.deepEqual((await ok('mutation($p: ID!) { deletePin(id: $p) { id deleted } }', { p: pin }, alice.token)).deletePin, { id: pin, deleted: true });
-    assert.deepEqual((await ok('mutation($p: ID!) { deletePin(id: $p) { id deleted } }', { p: pin }, alice.token)).deletePin, { id: pin, deleted: false });
+    assert.deepEqual((await ok('mutation($p: ID!) { deletePin(id: $p) { deletedId deleted } }', { p: pin }, alice.token)).deletePin, { deletedId: pin, deleted: true });
+    assert.deepEqual((await ok('mutation($p: ID!) { deletePin(id: $p) { deletedId deleted } }', { p: pin }, alice.token)).deletePin, { deletedId: pin, deleted: false });
     const afterDelete = await ok(lists, { b: board, p: pin }, bob.token);
     assert.equal(afterDelete.pin, null);
     for (const list of ids(afterDelete)) assert.ok(!list.includes(pin));

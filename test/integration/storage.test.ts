@@ -142,6 +142,62 @@ describe('Storage: mappings', () => {
     assert.equal(counts.get(`${board}:board_has_pins`), 23);
   });
 
+  test('backward pages (last/before) walk the same list from its end: together with forward pages, no gap or repeat, in both orders', async () => {
+    const { mappings } = env.storage;
+    const board = await listOwner('board', 4);
+    const pins = Array.from({ length: 23 }, (_, i) => encodeId({ shard: 4, type: 1, local: BigInt(300 + i) }));
+    // Ties on the sequence (three pins each): the order must be total both ways.
+    await mappings.apply(pins.map((to, i) => ({ op: 'add' as const, table: 'board_has_pins' as const, from: board, to, sequence: 2000 + Math.floor(i / 3) })));
+    await mappings.move('board_has_pins', board, pins[0]!, null); // an owner's order unlike the time order
+    for (const order of ['time', 'owner'] as const) {
+      const forward: bigint[][] = [];
+      let after: string | null = null;
+      let last: { startCursor: string | null; hasPreviousPage: boolean } | undefined;
+      for (let guard = 0; guard < 10; guard++) {
+        const [page] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 5, after, order }]);
+        forward.push(page!.edges.map((e) => e.to));
+        assert.equal(page!.hasPreviousPage, false, 'a forward page does not compute hasPreviousPage');
+        assert.equal(page!.startCursor, page!.edges[0]!.cursor);
+        last = page!;
+        if (!page!.hasNextPage) break;
+        after = page!.endCursor;
+      }
+      const all = forward.flat();
+      assert.equal(all.length, 23);
+      assert.equal(new Set(all).size, 23);
+      // From the end: the last 5, then the 5 before each page's start, until nothing precedes.
+      const backward: bigint[][] = [];
+      let before: string | null = null;
+      for (let guard = 0; guard < 10; guard++) {
+        const [page] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 5, backward: true, before, order }]);
+        backward.unshift(page!.edges.map((e) => e.to));
+        assert.equal(page!.hasNextPage, false, 'a backward page does not compute hasNextPage');
+        if (!page!.hasPreviousPage) break;
+        before = page!.startCursor;
+      }
+      assert.deepEqual(backward.flat(), all, `${order}: backward pages give the forward list, in its order`);
+      assert.deepEqual(backward[0], all.slice(0, 3), `${order}: the first page from the end holds what is left (23 = 4 × 5 + 3)`);
+      // Turning back: the page before the last forward page's start is the forward page before it.
+      const [prev] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 5, backward: true, before: last!.startCursor, order }]);
+      assert.deepEqual(prev!.edges.map((e) => e.to), forward.at(-2));
+      assert.equal(prev!.hasPreviousPage, true);
+      // after and before together: the items strictly between them, from either end.
+      const [firstTwo] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 2, order }]);
+      const [between] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 50, after: firstTwo!.endCursor, before: last!.startCursor, order }]);
+      assert.deepEqual(between!.edges.map((e) => e.to), all.slice(2, 20));
+      const [tail] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 4, backward: true, after: between!.edges[0]!.cursor, before: last!.startCursor, order }]);
+      assert.deepEqual(tail!.edges.map((e) => e.to), all.slice(16, 20));
+      assert.equal(tail!.hasPreviousPage, true);
+    }
+    // A cursor of the time order is refused by the owner's, backward as forward.
+    const [timePage] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 1 }]);
+    await assert.rejects(mappings.pages([{ table: 'board_has_pins', from: board, first: 1, backward: true, before: timePage!.endCursor, order: 'owner' }]), (e) => isShardqlError(e, 'INVALID_CURSOR'));
+    // Time ranges hold backward too.
+    const [ranged] = await mappings.pages([{ table: 'board_has_pins', from: board, first: 2, backward: true, since: 2001, until: 2003 }]);
+    assert.deepEqual(ranged!.edges.map((e) => e.sequence), [2001, 2001]);
+    assert.equal(ranged!.hasPreviousPage, true);
+  });
+
   test('time ranges select by sequence: since inclusive, until exclusive', async () => {
     const { mappings } = env.storage;
     const user = (timedUser = await listOwner('user', 6));
@@ -213,6 +269,29 @@ describe('Storage: mappings', () => {
       const explain = await storage.router.query(host, [], `EXPLAIN SELECT to_id FROM ${table} FORCE INDEX (by_sequence) WHERE from_id = ? AND (sequence < ? OR (sequence = ? AND to_id < ?)) ORDER BY sequence DESC, to_id DESC LIMIT 51`, [board, 1_700_000_000_100, 1_700_000_000_100, 5n]);
       assert.equal(explain[0]?.key, 'by_sequence');
       assert.equal(explain[0]?.type, 'range');
+      // Backward: the same index read the other way reads what a forward page reads, from the end or from a cursor.
+      const backwardReads = async (before: string | null): Promise<{ rows: number; stats: SqlStats; last: bigint }> => {
+        await storage.router.query(host, [], 'FLUSH STATUS', []);
+        const stats = new SqlStats();
+        const [page] = await storage.mappings.pages([{ table: 'board_has_pins', from: board, first: 50, backward: true, before }], { stats });
+        const status = await storage.router.query(host, [], "SHOW SESSION STATUS LIKE 'Handler_read%'", []);
+        const rows = status.reduce((n, r) => n + (['Handler_read_first', 'Handler_read_key', 'Handler_read_next', 'Handler_read_prev', 'Handler_read_last'].includes(String(r.Variable_name)) ? Number(r.Value) : 0), 0);
+        assert.equal(page!.edges.length, 50);
+        return { rows, stats, last: page!.edges.at(-1)!.to };
+      };
+      const end = await backwardReads(null);
+      assert.equal(end.last, encodeId({ shard: 8, type: 1, local: 1n }), 'the last page ends with the oldest pin');
+      const mid = await backwardReads(cursor);
+      // `cursor` is page 149's last pin (local 2551): the page before it ends with the pin right above it.
+      assert.equal(mid.last, encodeId({ shard: 8, type: 1, local: BigInt(10_000 - 149 * 50 + 2) }), 'the page before a cursor ends right above it');
+      console.log(`# handler reads backward: from the end = ${end.rows}, before page 150 = ${mid.rows}`);
+      for (const b of [end, mid]) {
+        assert.equal(b.stats.roundTrips, 1);
+        assert.ok(b.rows <= 60, `a backward page read ${b.rows} index entries, expected about 51`);
+      }
+      const explainBack = await storage.router.query(host, [], `EXPLAIN SELECT to_id FROM ${table} FORCE INDEX (by_sequence) WHERE from_id = ? AND (sequence > ? OR (sequence = ? AND to_id > ?)) ORDER BY sequence ASC, to_id ASC LIMIT 51`, [board, 1_700_000_000_100, 1_700_000_000_100, 5n]);
+      assert.equal(explainBack[0]?.key, 'by_sequence');
+      assert.equal(explainBack[0]?.type, 'range');
     } finally {
       await storage.close();
     }

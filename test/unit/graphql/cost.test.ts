@@ -108,6 +108,28 @@ describe('Cost: estimated from the physical plan', () => {
     }
   });
 
+  test('a backward page (`last`) is charged what a forward page of its size is; its size is bounded alike', () => {
+    const forward = cost('{ user(id: "1") { boards(first: 10) { edges { node { pins(first: 7) { edges { node { title } } } } } } } }');
+    const backward = cost('{ user(id: "1") { boards(last: 10, before: "x") { edges { node { pins(last: 7) { edges { node { title } } } } } } } }');
+    assert.deepEqual(pick(backward), pick(forward));
+    assert.deepEqual(pick(backward), { rows: 1 + 21 + 10 * 15, levels: 5 });
+    // From variables too: `last` is what makes the page's size then.
+    assert.deepEqual(pick(cost('query($n: Int) { user(id: "1") { boards(last: $n) { edges { cursor } } } }', { n: 50 })), { rows: 1 + 51 + 50, levels: 3 });
+    for (const last of [0, -1, 101]) {
+      const err = refusal(() => cost(`{ user(id: "1") { boards(first: 1) { edges { node { pins(last: ${last}) { edges { cursor } } } } } } }`));
+      assert.equal(err.code, 'INVALID_ARGUMENT');
+      assert.equal(err.details.argument, 'last');
+    }
+  });
+
+  test('`first` with `last` is INVALID_ARGUMENT naming both (the connections specification discourages it; no page answers it)', () => {
+    const err = refusal(() => cost('query($f: Int, $l: Int) { user(id: "1") { boards(first: $f, last: $l) { edges { cursor } } } }', { f: 5, l: 5 }));
+    assert.equal(err.code, 'INVALID_ARGUMENT');
+    assert.match(err.message, /Expected first or last, not both, got first 5 and last 5/);
+    // A null one is absent (Relay sends the other direction's size as null).
+    assert.deepEqual(pick(cost('query($f: Int, $l: Int) { user(id: "1") { boards(first: $f, last: $l) { edges { cursor } } } }', { f: null, l: 5 })), { rows: 1 + 6 + 5, levels: 3 });
+  });
+
   test('over budget is QUERY_TOO_COMPLEX, stating the cost and the budget', () => {
     const c = cost('{ user(id: "1") { boards(first: 100) { edges { node { pins(first: 100) { edges { node { likers(first: 100) { edges { cursor } } } } } } } } } }');
     assert.ok(c.rows > 1_000_000, `${c.rows}`);
