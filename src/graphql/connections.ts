@@ -1,4 +1,4 @@
-import { checkPageSize, checkTime } from '../core/validate.ts';
+import { checkPageSize, checkTimeRange } from '../core/validate.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Loaders } from '../loaders/loaders.ts';
@@ -31,8 +31,7 @@ export function listConnection(
   order: ListOrder = 'time',
 ): Connection | Promise<Connection> {
   const first = checkPageSize(args.first);
-  const since = checkTime(args.since, 'since');
-  const until = checkTime(args.until, 'until');
+  const { since, until } = checkTimeRange(args.since, args.until);
   const req: PageRequest = { table, from, first, after: args.after ?? null, order, since, until };
   // A warm first page whose objects are all in the request's L1 view is answered at once: no
   // loader, no promise (a profile's 250 likers lists are that).
