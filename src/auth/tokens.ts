@@ -67,7 +67,9 @@ export async function viewerFromAuthorization(secret: string, header: string | u
 function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   const m = /^Bearer ([A-Za-z0-9_.-]{1,4096})$/.exec(header);
-  if (!m) throw new ShardqlError('UNAUTHENTICATED', 'Expected an Authorization header of the form "Bearer <token>"');
+  if (!m) {
+    throw new ShardqlError('UNAUTHENTICATED', 'Expected an Authorization header of the form "Bearer <token>"', {}, { cause: new Error('the Authorization header is not the token scheme followed by 1–4096 token characters') });
+  }
   return m[1]!;
 }
 
