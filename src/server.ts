@@ -10,9 +10,11 @@ import { JobQueue, statsForScrapes, statsForScrapesOf } from './jobs/jobQueue.ts
 import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
+import { refusalReason } from './auth/refusals.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
+import { isShardqlError } from './core/errors.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
@@ -194,8 +196,12 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
   const authenticate = viewerAuthenticator({ secret: config.jwtSecret, identityProvider: config.identityProvider });
   const context = async (req: IncomingMessage, scope: RequestScope): Promise<GatewayContext & { showCost: boolean }> => {
-    // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous.
-    const viewerId = await authenticate(req.headers.authorization);
+    // A bad token refuses the whole request (401, UNAUTHENTICATED): never silently anonymous. The
+    // client is told only "expired" or "not valid"; why is logged under the request's ID.
+    const viewerId = await authenticate(req.headers.authorization).catch((err: unknown) => {
+      if (isShardqlError(err)) log('token_refused', { requestId: scope.id, code: err.code, reason: refusalReason(err) });
+      throw err;
+    });
     const inForce = topology();
     const op = { stats: new SqlStats(), cache: new CacheStats(), deadline: Date.now() + (config.requestTimeoutMs ?? 10_000), topology: inForce, near: {}, trace: scope.trace };
     scope.usage = op;

@@ -1,6 +1,8 @@
-import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
-import { ShardqlError } from '../core/errors.ts';
+import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { describeValue, isShardqlError, type ShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
+import { keysUnavailable, providerKeys } from './providerKeys.ts';
+import { checkIssuedAt, joseRefusal, tokenRefused } from './refusals.ts';
 
 /**
  * Tokens issued by the deployment's identity provider, verified against its JWKS (README
@@ -18,8 +20,9 @@ export interface IdentityProviderOptions {
   /** Clock skew allowed when checking `exp`, `nbf` and `iat`, seconds. Default 30. */
   readonly clockSkewSeconds?: number;
   /**
-   * After a fetch, how long a token naming an unknown `kid` waits before it may fetch the keys
-   * again, ms (one forged `kid` a second must not become one JWKS fetch a second). Default 30000.
+   * After a fetch, good or failed, how long before the keys may be fetched again, ms (one forged
+   * `kid` a second must not become one JWKS fetch a second, least of all while the provider is
+   * failing). Default 30000.
    */
   readonly refetchCooldownMs?: number;
   /** How long fetched keys are used before they are fetched again, ms. Default 600000 (10 min). */
@@ -50,18 +53,20 @@ export interface ProviderVerifier {
 }
 
 /**
- * The keys are fetched on first use and kept (jose's remote JWK set): a token whose `kid` is not
- * among them makes one fetch (after the cooldown), which is how a rotated-in key is picked up
- * without a restart; a key the provider removed stops verifying once the keys are re-fetched.
+ * The keys are fetched on first use and kept (providerKeys.ts: at most one fetch per cooldown, a
+ * rotated-in key picked up without a restart, a withdrawn one refused once the keys are re-fetched).
+ * Every refusal says "expired" or "not valid" (refusals.ts), whichever check failed.
  */
 export function identityProviderVerifier(opts: IdentityProviderOptions): ProviderVerifier {
   const d = IDENTITY_PROVIDER_DEFAULTS;
-  const keys = createRemoteJWKSet(new URL(opts.jwksUrl), {
-    cooldownDuration: opts.refetchCooldownMs ?? d.refetchCooldownMs,
-    cacheMaxAge: opts.keysMaxAgeMs ?? d.keysMaxAgeMs,
-    timeoutDuration: opts.fetchTimeoutMs ?? d.fetchTimeoutMs,
+  const keys = providerKeys({
+    url: new URL(opts.jwksUrl),
+    cooldownMs: opts.refetchCooldownMs ?? d.refetchCooldownMs,
+    maxAgeMs: opts.keysMaxAgeMs ?? d.keysMaxAgeMs,
+    timeoutMs: opts.fetchTimeoutMs ?? d.fetchTimeoutMs,
   });
   const claim = opts.userClaim ?? d.userClaim;
+  const skew = opts.clockSkewSeconds ?? d.clockSkewSeconds;
   return {
     async verify(token) {
       let payload: JWTPayload;
@@ -70,32 +75,31 @@ export function identityProviderVerifier(opts: IdentityProviderOptions): Provide
           algorithms: [...PROVIDER_ALGORITHMS],
           issuer: opts.issuer,
           audience: opts.audience,
-          clockTolerance: opts.clockSkewSeconds ?? d.clockSkewSeconds,
+          clockTolerance: skew,
           requiredClaims: ['exp'],
         }));
       } catch (err) {
         throw refusal(err);
       }
+      checkIssuedAt(payload, skew);
       const value = payload[claim];
-      if (typeof value !== 'string') throw new ShardqlError('UNAUTHENTICATED', 'The token names no user of this gateway');
       try {
+        if (typeof value !== 'string') throw new Error('not a string');
         return parseId(value, { expect: 'user' });
-      } catch {
-        throw new ShardqlError('UNAUTHENTICATED', 'The token names no user of this gateway');
+      } catch (err) {
+        throw tokenRefused(`the claim ${JSON.stringify(claim)} names no user of this gateway: ${describeValue(value)}`, err);
       }
     },
   };
 }
 
 /**
- * What the client is told: expired, or not valid — never which check failed (issuer, audience,
- * signature, key), which would help a forger. A provider that cannot be reached is not the
- * client's fault: retryable, and says nothing of where the provider is.
+ * A failed verification as the client sees it: jose's refusals "expired" or "not valid"; keys that
+ * could not be had (providerKeys' own error), or anything else that is no verdict on the token,
+ * IDENTITY_PROVIDER_UNAVAILABLE.
  */
 function refusal(err: unknown): ShardqlError {
-  if (err instanceof joseErrors.JWTExpired) return new ShardqlError('UNAUTHENTICATED', 'The token has expired; get a new one', {}, { cause: err });
-  if (err instanceof joseErrors.JWKSTimeout || (err instanceof joseErrors.JOSEError && err.code === 'ERR_JOSE_GENERIC') || !(err instanceof joseErrors.JOSEError)) {
-    return new ShardqlError('IDENTITY_PROVIDER_UNAVAILABLE', "The identity provider's keys could not be fetched; retry shortly", {}, { cause: err });
-  }
-  return new ShardqlError('UNAUTHENTICATED', 'The token is not valid for this gateway', {}, { cause: err });
+  if (isShardqlError(err)) return err;
+  if (err instanceof joseErrors.JOSEError) return joseRefusal(err);
+  return keysUnavailable(err);
 }

@@ -1,8 +1,9 @@
 import { webcrypto } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
-import { ShardqlError } from '../core/errors.ts';
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { describeValue, ShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
-import { identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOptions } from './identityProvider.ts';
+import { IDENTITY_PROVIDER_DEFAULTS, identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOptions } from './identityProvider.ts';
+import { checkIssuedAt, joseRefusal, tokenRefused } from './refusals.ts';
 
 /**
  * The gateway's own viewer tokens: HS256 JWTs whose subject is the user ID (decimal). Signed with
@@ -12,6 +13,11 @@ import { identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOpt
  */
 const ISSUER = 'shardql';
 const ALGORITHM = 'HS256';
+/**
+ * How far ahead a token's `iat` may be, seconds: another gateway's clock may run a little ahead of
+ * this one's. `exp` is checked to the second (the remembered tokens below end with it).
+ */
+const ISSUED_AT_SKEW_SECONDS = IDENTITY_PROVIDER_DEFAULTS.clockSkewSeconds;
 
 function key(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
@@ -61,7 +67,9 @@ export async function viewerFromAuthorization(secret: string, header: string | u
 function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   const m = /^Bearer ([A-Za-z0-9_.-]{1,4096})$/.exec(header);
-  if (!m) throw new ShardqlError('UNAUTHENTICATED', 'Expected an Authorization header of the form "Bearer <token>"');
+  if (!m) {
+    throw new ShardqlError('UNAUTHENTICATED', 'Expected an Authorization header of the form "Bearer <token>"', {}, { cause: new Error('the Authorization header is not the token scheme followed by 1–4096 token characters') });
+  }
   return m[1]!;
 }
 
@@ -69,18 +77,24 @@ async function verifyGatewayToken(secret: string, token: string): Promise<bigint
   const verifier = verifierOf(secret);
   const known = verifier.verified.get(token);
   if (known !== undefined && known.expiresAt > Date.now()) return known.viewer;
+  let payload: JWTPayload;
   try {
-    const { payload } = await jwtVerify(token, await verifier.key, { issuer: ISSUER, algorithms: [ALGORITHM] });
-    const viewer = parseId(payload.sub, { expect: 'user' });
-    if (typeof payload.exp === 'number') {
-      if (verifier.verified.size >= MAX_REMEMBERED_TOKENS) verifier.verified.clear();
-      verifier.verified.set(token, { viewer, expiresAt: payload.exp * 1000 });
-    }
-    return viewer;
+    ({ payload } = await jwtVerify(token, await verifier.key, { issuer: ISSUER, algorithms: [ALGORITHM] }));
   } catch (err) {
-    const expired = err instanceof joseErrors.JWTExpired;
-    throw new ShardqlError('UNAUTHENTICATED', expired ? 'The token has expired; get a new one' : 'The token is not valid for this gateway');
+    throw err instanceof joseErrors.JOSEError ? joseRefusal(err) : tokenRefused('the token could not be verified', err);
   }
+  checkIssuedAt(payload, ISSUED_AT_SKEW_SECONDS);
+  let viewer: bigint;
+  try {
+    viewer = parseId(payload.sub, { expect: 'user' });
+  } catch (err) {
+    throw tokenRefused('"sub" names no user of this gateway', err);
+  }
+  if (typeof payload.exp === 'number') {
+    if (verifier.verified.size >= MAX_REMEMBERED_TOKENS) verifier.verified.clear();
+    verifier.verified.set(token, { viewer, expiresAt: payload.exp * 1000 });
+  }
+  return viewer;
 }
 
 export interface AuthenticatorOptions {
@@ -106,11 +120,11 @@ export function viewerAuthenticator(opts: AuthenticatorOptions): (header: string
     let alg: unknown;
     try {
       alg = decodeProtectedHeader(token).alg;
-    } catch {
-      throw new ShardqlError('UNAUTHENTICATED', 'The token is not valid for this gateway');
+    } catch (err) {
+      throw tokenRefused('its header is not a JWS header', err);
     }
     if (alg === ALGORITHM) return verifyGatewayToken(opts.secret, token);
     if (provider && typeof alg === 'string' && asymmetric.has(alg)) return provider.verify(token);
-    throw new ShardqlError('UNAUTHENTICATED', 'The token is not valid for this gateway');
+    throw tokenRefused(`"alg" ${describeValue(alg)} is not one this gateway accepts`);
   };
 }

@@ -100,6 +100,18 @@ export function checkTime(value: string | null | undefined, argument: string): n
   return ms;
 }
 
+/**
+ * `since`/`until` (ISO 8601; since inclusive, until exclusive) → epoch ms. A `since` later than
+ * `until` bounds nothing that could exist: INVALID_ARGUMENT naming both, not an empty list.
+ */
+export function checkTimeRange(since: string | null | undefined, until: string | null | undefined): { since: number | null; until: number | null } {
+  const range = { since: checkTime(since, 'since'), until: checkTime(until, 'until') };
+  if (range.since !== null && range.until !== null && range.since > range.until) {
+    throw new ShardqlError('INVALID_ARGUMENT', `Expected since to be no later than until, got since ${describeValue(since)} and until ${describeValue(until)}`, { argument: 'since' });
+  }
+  return range;
+}
+
 /** An `Idempotency-Key` header: 1–100 letters, digits, '-', '_', '.', ':'. Absent is fine. */
 export function checkIdempotencyKey(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;

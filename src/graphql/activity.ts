@@ -1,6 +1,6 @@
 import { ShardqlError } from '../core/errors.ts';
-import { ACTIVITY_KINDS, STORED_KINDS, storedKindsOf, type ActivityKind, type SequenceEvent } from '../core/events.ts';
-import { checkPageSize, checkTime } from '../core/validate.ts';
+import { ACTIVITY_KINDS, STORED_KINDS, storedKindsOf, type ActivityKind, type SequenceEvent, type StoredKind } from '../core/events.ts';
+import { checkPageSize, checkTimeRange } from '../core/validate.ts';
 import type { NotificationGroup } from '../storage/eventStore.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
 import { forwardPageInfo } from './connections.ts';
@@ -36,7 +36,7 @@ export function kindsArg(value: unknown): ActivityKind[] | null {
 }
 
 function range(a: Args): { since: number | null; until: number | null } {
-  return { since: checkTime(a.since as string | null | undefined, 'since'), until: checkTime(a.until as string | null | undefined, 'until') };
+  return checkTimeRange(a.since as string | null | undefined, a.until as string | null | undefined);
 }
 
 /** Active objects by ID, from the request's L1 view when there, else one batch through the loader. */
@@ -89,15 +89,40 @@ export async function activityConnection(ctx: GatewayContext, user: bigint, a: A
   return { edges, pageInfo: forwardPageInfo(page, page.edges[0]?.cursor ?? null) };
 }
 
+/**
+ * How many reads `latestActivity` makes at most: the first of `perKind` events a kind, then, for a
+ * kind whose events were hidden (a deleted comment, pin or board: its store cannot see that), reads
+ * on past the last one, twice as many each time. A column is full unless more than 15 × perKind of
+ * its newest events are hidden.
+ */
+export const LATEST_ACTIVITY_READS = 4;
+
 export async function activityColumns(ctx: GatewayContext, user: bigint, a: Args) {
   const perKind = a.perKind as number | null | undefined;
-  const n = checkPageSize(perKind, 5);
+  const n = checkPageSize(perKind, 5, 'perKind');
   const kinds = storedKindsOf('activity', kindsArg(a.kinds));
-  const columns = await ctx.loaders.events.latest(user, kinds, n);
-  const all = [...columns.values()].flat();
-  const nodes = await shown(ctx, all);
-  const byEvent = new Map(all.map((e, i) => [e, nodes[i]]));
-  return kinds.map((k) => ({ kind: STORED_KINDS[k].kind, events: (columns.get(k) ?? []).flatMap((e) => byEvent.get(e) ?? []) }));
+  const columns = new Map<StoredKind, ShownEvent[]>(kinds.map((k) => [k, []]));
+  const before = new Map<StoredKind, SequenceEvent>();
+  let short = kinds;
+  for (let read = 0, batch = n; read < LATEST_ACTIVITY_READS && short.length > 0; read++, batch *= 2) {
+    const got = await ctx.loaders.events.latest({ user, kinds: short, perKind: batch, before });
+    const all = [...got.values()].flat();
+    const nodes = await shown(ctx, all);
+    const byEvent = new Map(all.map((e, i) => [e, nodes[i]]));
+    short = short.filter((k) => {
+      const events = got.get(k) ?? [];
+      const column = columns.get(k)!;
+      for (const e of events) {
+        const node = byEvent.get(e);
+        if (node && column.length < n) column.push(node);
+      }
+      // Read on only where something was hidden and the kind may hold more.
+      if (column.length >= n || events.length < batch) return false;
+      before.set(k, events.at(-1)!);
+      return true;
+    });
+  }
+  return kinds.map((k) => ({ kind: STORED_KINDS[k].kind, events: columns.get(k)! }));
 }
 
 export async function notificationConnection(ctx: GatewayContext, user: bigint, a: Args) {

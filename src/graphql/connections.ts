@@ -1,4 +1,4 @@
-import { checkPageArgs, checkTime } from '../core/validate.ts';
+import { checkPageArgs, checkTimeRange } from '../core/validate.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Loaders } from '../loaders/loaders.ts';
@@ -42,8 +42,7 @@ export function listConnection(
   order: ListOrder = 'time',
 ): Connection | Promise<Connection> {
   const { size, backward } = checkPageArgs(args);
-  const since = checkTime(args.since, 'since');
-  const until = checkTime(args.until, 'until');
+  const { since, until } = checkTimeRange(args.since, args.until);
   const req: PageRequest = { table, from, first: size, backward, after: args.after ?? null, before: args.before ?? null, order, since, until };
   // A warm first page whose objects are all in the request's L1 view is answered at once: no
   // loader, no promise (a profile's 250 likers lists are that).

@@ -24,7 +24,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { DECLARED } from '../core/model/declared.ts';
 import { checkPageArgs, checkPageSize } from '../core/validate.ts';
 import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
-import { GROUP_ACTORS } from './activity.ts';
+import { GROUP_ACTORS, LATEST_ACTIVITY_READS } from './activity.ts';
 
 /**
  * What an operation may cost before it runs, from its physical plan: every list field reads a
@@ -184,10 +184,15 @@ export function estimateCost(input: EstimateInput): CostEstimate {
 
     if (name === 'latestActivity') {
       // The newest perKind events of each kind asked (one statement), then one column per kind.
-      const perKind = args.__unreadable ? 100 : checkPageSize(args.perKind as number | null | undefined, 5);
+      // At worst a kind reads on past hidden events LATEST_ACTIVITY_READS − 1 more times, twice as
+      // many each time (perKind × (2^reads − 1) events in all), and each read after the first
+      // checks its events' subjects (one object each) at a level of its own.
+      const perKind = args.__unreadable ? 100 : checkPageSize(args.perKind as number | null | undefined, 5, 'perKind');
       const kinds = kindsOf(args);
-      rows += mult * kinds * perKind;
+      const readOn = 2 ** LATEST_ACTIVITY_READS - 2; // events read after the first perKind, per perKind
+      rows += mult * kinds * perKind * (1 + 2 * readOn);
       levels.add(`${level}:events`);
+      for (let read = 1; read < LATEST_ACTIVITY_READS; read++) levels.add(`${level}:events:${read}`).add(`${level}:subjects:${read}`);
       return below(mult * kinds, level, perKind);
     }
     if (name === 'notifications' && isConnection(type)) {

@@ -5,7 +5,7 @@ import type { Storage } from '../storage/index.ts';
 import { countKey, type CountKey, type Page, type PageRequest } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import type { EventPage, EventPageRequest, NotificationPage, NotificationPageRequest } from '../storage/eventStore.ts';
+import type { EventPage, EventPageRequest, LatestEventsRequest, NotificationPage, NotificationPageRequest } from '../storage/eventStore.ts';
 import type { SequenceEvent, StoredKind } from '../core/events.ts';
 
 /**
@@ -24,7 +24,7 @@ export interface Loaders {
   /** A user's event sequence: one round trip to their shard each (a request reads few sequences; no batching across users). */
   readonly events: {
     page(req: EventPageRequest): Promise<EventPage>;
-    latest(user: bigint, kinds: readonly StoredKind[], perKind: number): Promise<Map<StoredKind, SequenceEvent[]>>;
+    latest(req: LatestEventsRequest): Promise<Map<StoredKind, SequenceEvent[]>>;
     /** Grouped; the first page from the caches when they have it. */
     notifications(req: NotificationPageRequest): Promise<NotificationPage>;
   };
@@ -128,7 +128,7 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
 
     events: {
       page: (req) => storage.events.page(req, ctx),
-      latest: (user, kinds, perKind) => storage.events.latest(user, kinds, perKind, ctx),
+      latest: (req) => storage.events.latest(req, ctx),
       notifications: (req) => storage.events.notifications(req, ctx),
     },
 

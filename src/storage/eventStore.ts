@@ -37,6 +37,15 @@ export interface EventPageRequest {
   readonly until?: number | null;
 }
 
+/** The newest `perKind` shown events of each of `kinds`; of a kind in `before`, only those older than that event. */
+export interface LatestEventsRequest {
+  readonly user: bigint;
+  readonly kinds: readonly StoredKind[];
+  readonly perKind: number;
+  /** Per kind, the last event already read (newest-first order): the read goes on past it. */
+  readonly before?: ReadonlyMap<StoredKind, Pick<SequenceEvent, 'ts' | 'id'>>;
+}
+
 export interface EventPage {
   readonly edges: { readonly event: SequenceEvent; readonly cursor: string }[];
   readonly hasNextPage: boolean;
@@ -331,8 +340,13 @@ export class EventStore {
     return { edges, hasNextPage: events.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
   }
 
-  /** The newest `perKind` shown events of each kind (the seeds' "latest N per event type"): one round trip. */
-  async latest(user: bigint, kinds: readonly StoredKind[], perKind: number, ctx: OpContext = {}): Promise<Map<StoredKind, SequenceEvent[]>> {
+  /**
+   * The newest `perKind` events of each kind that the shard can tell are shown (the seeds' "latest N
+   * per event type"), newest first; one round trip. An event whose objects are gone passes here and
+   * is hidden by the reader, which then reads on past it with `before`.
+   */
+  async latest(req: LatestEventsRequest, ctx: OpContext = {}): Promise<Map<StoredKind, SequenceEvent[]>> {
+    const { user, kinds, perKind } = req;
     const out = new Map<StoredKind, SequenceEvent[]>(kinds.map((k) => [k, []]));
     if (kinds.length === 0) return out;
     const shard = shardOf(user);
@@ -342,8 +356,12 @@ export class EventStore {
     const values: SqlValue[] = [];
     for (const kind of kinds) {
       const shown = this.#shown(shard, user, kind, now);
-      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events WHERE user_id = ? AND kind = ? AND ${shown.sql} ORDER BY ts DESC, event_id DESC LIMIT ?)`);
-      values.push(user, kind, ...shown.values, perKind);
+      const where = ['user_id = ?', 'kind = ?', shown.sql];
+      const v: SqlValue[] = [user, kind, ...shown.values];
+      const last = req.before?.get(kind);
+      if (last) (where.push('(ts < ? OR (ts = ? AND event_id < ?))'), v.push(last.ts, last.ts, last.id));
+      parts.push(`(SELECT ${EVENT_COLUMNS} FROM ${db}.events WHERE ${where.join(' AND ')} ORDER BY ts DESC, event_id DESC LIMIT ?)`);
+      values.push(...v, perKind);
     }
     const rows = await this.#router.query(this.#router.hostOfShard(shard, ctx), [shard], parts.join('\nUNION ALL\n'), values, ctx);
     for (const r of rows) {

@@ -165,7 +165,7 @@ describe('Event sequences: the store', () => {
       assert.deepEqual(await read('commented_on_pin'), [fresh.id, old.id]);
       assert.deepEqual(await read('liked_pin'), [pins[4]!.id, pins[3]!.id, pins[2]!.id], 'the 3 newest versions only');
       assert.deepEqual(
-        [...(await storage.events.latest(u.id, ['liked_pin', 'commented_on_pin'], 2)).entries()].map(([k, l]) => [k, l.map((e) => e.id)]),
+        [...(await storage.events.latest({ user: u.id, kinds: ['liked_pin', 'commented_on_pin'], perKind: 2 })).entries()].map(([k, l]) => [k, l.map((e) => e.id)]),
         [
           ['liked_pin', [pins[4]!.id, pins[3]!.id]],
           ['commented_on_pin', [fresh.id, old.id]],
@@ -444,6 +444,63 @@ describe('Notifications and activity through the gateway', () => {
     const group = secondAfter.data.edges.find((e: any) => e.node.pin.id === target.pin.id);
     assert.equal(group.node.count, target.count - 1, 'the unliked like no longer counts');
     assert.ok(!group.node.actors.some((a: any) => a.username === liker.data.username), 'nor shows its actor');
+  });
+
+  test('latestActivity: the newest perKind shown events of each kind, reading on past deleted comments', async () => {
+    const owner = await user('l_owner');
+    const board = await writes.createBoard(owner.id, { name: 'l' });
+    const pin = await writes.createPin(owner.id, board.id, { title: 'l' });
+    const author = await userAwayFrom('l_author', owner.id);
+    const comments: StoredObject[] = [];
+    for (const text of ['c1', 'c2', 'c3', 'c4', 'c5']) comments.push(await writes.createComment(author.id, pin.id, text));
+    await writes.likePin(author.id, pin.id);
+    const LATEST = `query($id: ID!, $n: Int, $kinds: [ActivityKind!]) { user(id: $id) { latestActivity(kinds: $kinds, perKind: $n) { kind events { kind comment { text } pin { id } } } } }`;
+    const latest = async (n: number, kinds = ['COMMENT', 'LIKE']) => {
+      // One column per kind asked, in the schema's order of kinds.
+      const r = await gw.gql(LATEST, { id: formatId(author.id), n, kinds });
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+      return r.body.data.user.latestActivity.map((c: any) => `${c.kind}: ${c.events.map((e: any) => e.comment?.text ?? e.pin.id).join(',')}`);
+    };
+    const token = await gw.token(author.id);
+    // Through the gateway, as a client deletes.
+    const deleteComment = async (c: StoredObject) => {
+      const r = await gw.gql('mutation($id: ID!) { deleteComment(id: $id) { __typename } }', { id: formatId(c.id) }, { token });
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+    };
+    assert.deepEqual(await latest(2), [`LIKE: ${formatId(pin.id)}`, 'COMMENT: c5,c4']);
+    // The newest comment deleted: the next one stands in (the store cannot see the deletion: the
+    // comment lives on its pin's shard, not the author's).
+    await deleteComment(comments[4]!);
+    assert.deepEqual(await latest(1), [`LIKE: ${formatId(pin.id)}`, 'COMMENT: c4']);
+    // Three more deleted: reads on (1, then 2, then 4 events) to the oldest.
+    for (const c of comments.slice(1, 4)) await deleteComment(c);
+    assert.deepEqual(await latest(1, ['COMMENT']), ['COMMENT: c1']);
+    assert.deepEqual(await latest(3), [`LIKE: ${formatId(pin.id)}`, 'COMMENT: c1']);
+    await deleteComment(comments[0]!);
+    assert.deepEqual(await latest(1), [`LIKE: ${formatId(pin.id)}`, 'COMMENT: '], 'none left: an empty column');
+  });
+
+  test('since later than until is INVALID_ARGUMENT naming both, on every field with the pair; since equal to until is an empty list', async () => {
+    const owner = await user('r_owner');
+    const board = await writes.createBoard(owner.id, { name: 'r' });
+    await writes.likePin(owner.id, (await writes.createPin(owner.id, board.id, { title: 'r' })).id);
+    const token = await gw.token(owner.id);
+    const since = '2026-11-20T12:00:00Z';
+    const until = '2026-11-20T11:00:00Z';
+    const fields = [
+      ['user', 'pins'], ['user', 'likedPins'], ['user', 'activity'], ['user', 'notifications'], ['board', 'pins'],
+    ] as const;
+    for (const [parent, field] of fields) {
+      const query = `query($id: ID!, $since: String, $until: String) { ${parent}(id: $id) { ${field}(since: $since, until: $until) { edges { cursor } } } }`;
+      const id = formatId(parent === 'user' ? owner.id : board.id);
+      const r = await gw.gql(query, { id, since, until }, { token });
+      assert.deepEqual(codes(r), ['INVALID_ARGUMENT'], `${parent}.${field}: ${r.text}`);
+      assert.match(r.body.errors![0]!.message, /since.*"2026-11-20T12:00:00Z".*until.*"2026-11-20T11:00:00Z"/, `${parent}.${field}`);
+      assert.deepEqual(r.body.errors![0]!.path, [parent, field]);
+      const empty = await gw.gql(query, { id, since, until: since }, { token });
+      assert.equal(empty.body.errors, undefined, `${parent}.${field}: ${empty.text}`);
+      assert.deepEqual(empty.body.data[parent][field].edges, [], `${parent}.${field}: an empty range, no error`);
+    }
   });
 
   test('a deleted account\'s likes and follows and a deleted repin stop counting at once, cached page or not', async () => {

@@ -29,12 +29,14 @@ async function providerKey(kid: string, alg: ProviderKey['alg']): Promise<Provid
   return { kid, alg, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }, spki: await exportSPKI(publicKey) };
 }
 
-/** The provider's JWKS endpoint: serves `published`, counts fetches. */
+/** The provider's JWKS endpoint: serves `published` (or fails with `status`), counts fetches. */
 class JwksServer {
   published: ProviderKey[] = [];
+  status = 200;
   fetches = 0;
   readonly #server: Server = createServer((req, res) => {
     this.fetches++;
+    if (this.status !== 200) return void res.writeHead(this.status, { 'content-type': 'text/plain' }).end('Service Unavailable');
     const body = JSON.stringify({ keys: this.published.map((k) => k.jwk) });
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
@@ -55,16 +57,17 @@ interface Claims {
   readonly sub?: string;
   readonly exp?: number;
   readonly nbf?: number;
+  readonly iat?: number;
   readonly [claim: string]: unknown;
 }
 
 const now = (): number => Math.floor(Date.now() / 1000);
 
 async function sign(key: ProviderKey, claims: Claims, header: { kid?: string } = {}): Promise<string> {
-  const { iss = ISSUER, aud = AUDIENCE, exp = now() + 600, ...rest } = claims;
+  const { iss = ISSUER, aud = AUDIENCE, exp = now() + 600, iat = now(), ...rest } = claims;
   return new SignJWT({ ...rest, iss, aud, exp })
     .setProtectedHeader({ alg: key.alg, kid: header.kid ?? key.kid, typ: 'JWT' })
-    .setIssuedAt()
+    .setIssuedAt(iat)
     .sign(key.privateKey);
 }
 
@@ -75,7 +78,10 @@ let rsa: ProviderKey;
 let ec: ProviderKey;
 let ed: ProviderKey;
 let alice: string;
+let aliceBoard: string;
 let jwksUrl: string;
+/** The gateway's log lines (event and fields). */
+const logged: { event: string; fields: Record<string, unknown> }[] = [];
 
 const VIEWER = '{ viewer { username } }';
 async function asViewer(token: string): Promise<GqlResult> {
@@ -94,7 +100,9 @@ function assertRefused(r: GqlResult, code = 'UNAUTHENTICATED', status = 401): vo
 before(async () => {
   env = await freshEnv({ shards: 8 });
   const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
-  alice = String((await writes.createUser({ username: 'alice' })).id);
+  const aliceUser = await writes.createUser({ username: 'alice' });
+  alice = String(aliceUser.id);
+  aliceBoard = String((await writes.createBoard(aliceUser.id, { name: 'sea charts' })).id);
   [rsa, ec, ed] = await Promise.all([providerKey('rsa-1', 'RS256'), providerKey('ec-1', 'ES256'), providerKey('ed-1', 'EdDSA')]);
   jwks = new JwksServer();
   jwks.published = [rsa, ec, ed];
@@ -103,7 +111,7 @@ before(async () => {
     env: 'production',
     // A fetch at most every 200 ms on unknown keys: rotation is seen within the test's time.
     identityProvider: { jwksUrl, issuer: ISSUER, audience: AUDIENCE, clockSkewSeconds: 30, refetchCooldownMs: 200 },
-  });
+  }, { log: (event: string, fields?: Record<string, unknown>) => void logged.push({ event, fields: fields ?? {} }) });
 });
 after(async () => {
   await gateway?.stop();
@@ -167,13 +175,42 @@ describe('Identity provider tokens (JWKS)', () => {
     assertRefused(await asViewer(await sign(rsa, { sub: 'auth0|5f7c8ec7c33c6c004bbafe82' })));
   });
 
-  test('expiry and not-before are checked with a small clock skew (30 s)', async () => {
+  test('expiry, not-before and issued-at are checked with a small clock skew (30 s)', async () => {
     const expired = await asViewer(await sign(rsa, { sub: alice, exp: now() - 120 }));
     assertRefused(expired);
     assert.match(expired.body.errors![0]!.message, /expired/);
     assertViewer(await asViewer(await sign(rsa, { sub: alice, exp: now() - 10 })), 'alice');
     assertRefused(await asViewer(await sign(rsa, { sub: alice, nbf: now() + 120 })));
     assertViewer(await asViewer(await sign(rsa, { sub: alice, nbf: now() + 10 })), 'alice');
+    // Issued in the future (no nbf): a token minted to outlive what its issuer meant.
+    const future = await asViewer(await sign(rsa, { sub: alice, iat: now() + 600, exp: now() + 1200 }));
+    assertRefused(future);
+    assert.equal(future.body.errors![0]!.message, 'The token is not valid for this gateway');
+    assertRefused(await asViewer(await sign(rsa, { sub: alice, iat: now() + 120 })));
+    assertViewer(await asViewer(await sign(rsa, { sub: alice, iat: now() + 10 })), 'alice');
+  });
+
+  test('every refusal says the same "not valid", whichever check failed; why goes to the log under the request ID', async () => {
+    const cases: [string, Promise<string>, RegExp][] = [
+      ['wrong issuer', sign(rsa, { sub: alice, iss: 'https://evil.example.test/' }), /"iss"/],
+      ['wrong audience', sign(rsa, { sub: alice, aud: 'https://other-api.example.test/' }), /"aud"/],
+      ['issued in the future', sign(rsa, { sub: alice, iat: now() + 600 }), /"iat"/],
+      // Signature, issuer, audience and times all pass: the client must not learn that.
+      ["a board's ID as the user", sign(rsa, { sub: aliceBoard }), /"sub" names no user/],
+      ['a username as the user', sign(rsa, { sub: 'alice' }), /"sub" names no user/],
+      ['no user claim', sign(rsa, {}), /"sub" names no user/],
+    ];
+    for (const [i, [what, token, reason]] of cases.entries()) {
+      const requestId = `identity-refusal-${i}`;
+      const r = await gateway.gql(VIEWER, {}, { token: await token, headers: { 'x-request-id': requestId } });
+      assertRefused(r);
+      assert.equal(r.body.errors![0]!.message, 'The token is not valid for this gateway', what);
+      assert.deepEqual(r.body.errors![0]!.extensions, { code: 'UNAUTHENTICATED' }, what);
+      const lines = logged.filter((l) => l.event === 'token_refused' && l.fields.requestId === requestId);
+      assert.equal(lines.length, 1, `${what}: ${JSON.stringify(lines)}`);
+      assert.equal(lines[0]!.fields.code, 'UNAUTHENTICATED', what);
+      assert.match(String(lines[0]!.fields.reason), reason, what);
+    }
   });
 
   test('a tampered token is refused: payload changed, signature cut, signature of another token', async () => {
@@ -217,6 +254,41 @@ describe('Identity provider settings', () => {
       assertRefused(await other.gql(VIEWER, {}, { token: await sign(ec, { sub: alice }) }));
     } finally {
       await other.stop();
+    }
+  });
+
+  test('a provider answering 503: unknown kids cost one fetch per cooldown, concurrent ones share it; keys fetched once it is back', async () => {
+    const failing = new JwksServer();
+    failing.published = [rsa];
+    failing.status = 503;
+    const url = await failing.start();
+    const cooldownMs = 2000;
+    const other = await startTestGateway(env, 'identity-outage', {
+      env: 'production',
+      identityProvider: { jwksUrl: url, issuer: ISSUER, audience: AUDIENCE, refetchCooldownMs: cooldownMs },
+    });
+    try {
+      const forged = await Promise.all(Array.from({ length: 10 }, async (_, i) => sign(await providerKey(`unseen-${i}`, 'ES256'), { sub: alice })));
+      // Ten at once: one fetch in flight, shared; every one told to retry.
+      const started = Date.now();
+      const together = await Promise.all(forged.map((token) => other.gql(VIEWER, {}, { token })));
+      for (const r of together) assertRefused(r, 'IDENTITY_PROVIDER_UNAVAILABLE', 503);
+      // Ten more, one after another, within the cooldown: no fetch at all.
+      for (const token of forged) assertRefused(await other.gql(VIEWER, {}, { token }), 'IDENTITY_PROVIDER_UNAVAILABLE', 503);
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed < cooldownMs, `the 20 requests took ${elapsed} ms, longer than the cooldown: the count below would not be one cooldown's`);
+      assert.equal(failing.fetches, 1, `${failing.fetches} JWKS fetches for 20 tokens within one cooldown`);
+      // Back up: the next attempt after the cooldown fetches the keys, and the genuine token verifies.
+      failing.status = 200;
+      const genuine = await sign(rsa, { sub: alice });
+      const deadline = Date.now() + 5000;
+      let r = await other.gql(VIEWER, {}, { token: genuine });
+      while (r.status !== 200 && Date.now() < deadline) r = await other.gql(VIEWER, {}, { token: genuine });
+      assertViewer(r, 'alice');
+      assert.equal(failing.fetches, 2, 'one fetch after the cooldown, none while it held');
+    } finally {
+      await other.stop();
+      await failing.stop();
     }
   });
 

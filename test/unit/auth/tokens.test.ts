@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { mintToken, viewerFromAuthorization } from '../../../src/auth/tokens.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
+import { refusalReason } from '../../../src/auth/refusals.ts';
 
 const SECRET = 'unit-test-secret-that-is-long-enough-for-hs256';
 
@@ -50,5 +51,34 @@ describe('Viewer tokens: verified once, remembered only while valid', () => {
     const [h, p, s] = t.split('.');
     const other = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: '1' })).toString('base64url');
     await assert.rejects(viewerFromAuthorization(SECRET, `Bearer ${h}.${other}.${s}`), refused);
+  });
+
+  test('a token issued in the future is refused beyond the skew (30 s), with the one message', async () => {
+    const id = await userId();
+    const at = (iat: number): Promise<string> =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(String(id))
+        .setIssuer('shardql')
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 3600)
+        .sign(new TextEncoder().encode(SECRET));
+    const now = Math.floor(Date.now() / 1000);
+    await assert.rejects(
+      viewerFromAuthorization(SECRET, `Bearer ${await at(now + 600)}`),
+      (e: unknown) => refused(e) && (e as Error).message === 'The token is not valid for this gateway',
+    );
+    await assert.rejects(viewerFromAuthorization(SECRET, `Bearer ${await at(now + 120)}`), refused);
+    assert.equal(await viewerFromAuthorization(SECRET, `Bearer ${await at(now + 10)}`), id, 'within the skew: another gateway\'s clock a little ahead');
+  });
+
+  test("a token whose subject is no user is refused with the one message, the reason kept for the log", async () => {
+    const t = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('shardql').setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+    await assert.rejects(viewerFromAuthorization(SECRET, `Bearer ${t}`), (e: unknown) => {
+      assert.ok(refused(e));
+      assert.equal((e as Error).message, 'The token is not valid for this gateway');
+      assert.match(refusalReason(e), /"sub" names no user/);
+      return true;
+    });
   });
 });
