@@ -180,12 +180,14 @@ export class WriteExecutor {
 
   readonly #ports: StepPorts;
   readonly #completions: DeferredCompletions;
+  readonly #log: DeferredCompletionOptions['log'];
 
   constructor(storage: Storage, faults?: FaultHook, ports: StepPorts = {}, completions: DeferredCompletionOptions = {}) {
     this.#storage = storage;
     this.#faults = faults;
     this.#ports = ports;
     this.#completions = new DeferredCompletions(storage, completions);
+    this.#log = completions.log;
   }
 
   async run<R>(plan: WritePlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
@@ -222,6 +224,10 @@ export class WriteExecutor {
     // A first step whose source the first transaction itself settled (the repin it created or the
     // pin it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length === 0 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
+    // The write is committed: it is acknowledged whatever its remaining steps meet. A step that
+    // fails (Redis down for a fan-out's enqueue, another shard unreachable) leaves the intent as it
+    // is, with that step and those after it, for the repair pass (or a retry with the key).
+    const steps = new RemainingSteps(plan.kind, plan.shard, intentId, this.#log);
     if (known && intentId !== null) {
       // Events this transaction appended whose copy goes to the step's shard travel with its edge.
       const along = out.steps.flatMap((step, i) =>
@@ -231,19 +237,22 @@ export class WriteExecutor {
       // A repin deleted: its REPIN no longer counts in the original's owner's notifications (an
       // added one comes with its event, whose append drops them).
       const unnotified = known.change.op === 'remove' ? await notifiedKeys(this.#storage, [known.change], ctx).catch(() => []) : [];
-      await this.#storage.mappings.applyAlong(
-        known.change,
-        events.flatMap((e) => this.#storage.events.appendPart(e).statements),
-        [...this.#storage.events.keysOf(events), ...unnotified],
-        ctx,
+      await steps.run(() =>
+        this.#storage.mappings.applyAlong(
+          known.change,
+          events.flatMap((e) => this.#storage.events.appendPart(e).statements),
+          [...this.#storage.events.keysOf(events), ...unnotified],
+          ctx,
+        ),
       );
       await this.#fault('after-step-0', plan.kind, idem);
       for (const [i, step] of out.steps.entries()) {
         if (i === 0 || along.includes(i)) continue;
-        await this.#runKnown(step, local!, ctx);
+        await steps.run(() => this.#runKnown(step, local!, ctx));
         await this.#fault(`after-step-${i}`, plan.kind, idem);
       }
       await this.#fault('before-complete', plan.kind, idem);
+      if (steps.leftToRepair) return out.result;
       // Every step ran; the intent is deleted after the answer, as a relation's is (see `relate`).
       const [first] = out.steps;
       const id: bigint = intentId;
@@ -259,11 +268,12 @@ export class WriteExecutor {
       return out.result;
     }
     for (const [i, step] of out.steps.entries()) {
-      await this.#runKnown(step, local!, ctx);
+      await steps.run(() => this.#runKnown(step, local!, ctx));
       await this.#fault(`after-step-${i}`, plan.kind, idem);
     }
     await this.#fault('before-complete', plan.kind, idem);
-    if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
+    const id = intentId;
+    if (id !== null) await steps.run(() => this.#storage.intents.complete(plan.shard, id, ctx));
     return out.result;
   }
 
@@ -439,6 +449,41 @@ export class WriteExecutor {
 
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
+  }
+}
+
+/**
+ * The steps a committed write runs before it answers: the first that fails stops them, is logged,
+ * and leaves the intent (every step still in it) to the repair pass; the write is answered anyway.
+ */
+class RemainingSteps {
+  #failed = false;
+
+  constructor(
+    readonly kind: string,
+    readonly shard: number,
+    readonly intentId: bigint | null,
+    readonly log: DeferredCompletionOptions['log'],
+  ) {}
+
+  /** Whether a step failed: the intent stays for the repair pass. */
+  get leftToRepair(): boolean {
+    return this.#failed;
+  }
+
+  /** Runs `step` unless one before it failed. */
+  async run(step: () => Promise<unknown>): Promise<void> {
+    if (this.#failed) return;
+    try {
+      await step();
+    } catch (err) {
+      this.#failed = true;
+      this.log?.('write_steps_left_to_repair', {
+        kind: this.kind,
+        intent: this.intentId === null ? null : `${this.shard}:${this.intentId}`,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 }
 

@@ -94,9 +94,10 @@ export class ProductWrites {
   }
 
   /**
-   * Hands follow-up work to the background workers, after the write committed. A failure to
-   * enqueue does not fail the write: it is logged, and readers' filtering keeps feeds right (a
-   * fan-out lost this way leaves the pin out of stored feeds until they are rebuilt).
+   * Hands follow-up work that readers' filtering makes optional to the background workers, after
+   * the write committed (a deleted pin out of stored feeds, an unfollowed source's pins). A failure
+   * to enqueue does not fail the write: it is logged. Work a reader cannot do without (a new pin's
+   * fan-out) is recorded in the write's intent instead (`#fanOutSteps`).
    */
   async #enqueue<K extends JobName>(job: K, payload: JobPayloads[K]): Promise<void> {
     if (!this.#deps.jobs) return;
