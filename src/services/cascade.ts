@@ -142,3 +142,27 @@ async function deleteChildren(storage: Storage, table: MappingTable, parent: big
   // is the cascade's own, so nothing else would wait for it; the cascade step does.
   await exec.settled();
 }
+
+/**
+ * Deletes one object as its parent's cascade would (a local transaction, then its own cascade):
+ * an orphan reconcile found, a repin whose original was deleted before the repin took effect.
+ */
+export async function deleteObject(storage: Storage, id: bigint, ctx: OpContext): Promise<void> {
+  const exec = new WriteExecutor(storage);
+  await exec.run(
+    {
+      kind: 'cascade:delete',
+      shard: shardOf(id),
+      args: { id: formatId(id) },
+      first: async (w) => {
+        const o = await w.lock(id);
+        return o && isActive(o) ? { result: true, steps: (await deleteInTx(w, o)).steps } : { result: false, steps: [] };
+      },
+      toRecord: () => ({}),
+      fromRecord: async () => true,
+    },
+    undefined,
+    ctx,
+  );
+  await exec.settled(); // a repin's intent completion is deferred; this executor is ours alone
+}

@@ -135,6 +135,20 @@ export class ProductWrites {
     },
   };
 
+  /**
+   * As `#objectRecord`, for a write whose target may be deleted before it takes effect (a like, a
+   * follow, a repin): such a write answers NOT_FOUND and is undone, so its replay answers NOT_FOUND
+   * too — as does that of a write whose target was deleted since, like a new write of it would.
+   */
+  readonly #liveRecord: Pick<WritePlan<StoredObject>, 'toRecord' | 'fromRecord'> = {
+    toRecord: this.#objectRecord.toRecord,
+    fromRecord: async (r, ctx) => {
+      const o = await this.#objectRecord.fromRecord(r, ctx);
+      if (!isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${o.type} with ID ${o.id}`, { id: formatId(o.id) });
+      return o;
+    },
+  };
+
   /** A plan whose result is one object. */
   #objectPlan(kind: string, shard: number, args: unknown, first: WritePlan<StoredObject>['first']): WritePlan<StoredObject> {
     return { kind, shard, args, first, ...this.#objectRecord };
@@ -375,9 +389,10 @@ export class ProductWrites {
       const pin = await this.#savePin(w, me.id, boardId, { ...copy, via_pin_id: formatId(original.id) });
       const events = this.#events(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
       // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
-      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events, ...this.#fanOutSteps(pin)] };
+      const link: IntentStep = { kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id), created: true };
+      return { result: pin, steps: [link, ...events, ...this.#fanOutSteps(pin)] };
     });
-    return this.#run(plan, me.id, opts, ctx);
+    return this.#run({ ...plan, ...this.#liveRecord }, me.id, opts, ctx);
   }
 
   async movePin(viewer: bigint | undefined, boardId: bigint, pinId: bigint, afterPinId: bigint | null, ctx: OpContext = {}): Promise<StoredObject> {
@@ -465,7 +480,7 @@ export class ProductWrites {
       },
       ...(owner !== undefined && owner !== me.id ? { notifies: owner } : {}),
       result: target,
-      ...this.#objectRecord,
+      ...(op === 'add' ? this.#liveRecord : this.#objectRecord),
     };
     const result = await this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
     // Readers stop showing an unfollowed source's pins at once; this takes them out of the stored feed.
