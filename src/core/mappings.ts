@@ -24,6 +24,8 @@ export const MAPPINGS = {
   user_follows_boards: { from: 'user', to: 'board', reverse: 'board_followed_by_users' },
   board_followed_by_users: { from: 'board', to: 'user', reverse: 'user_follows_boards' },
   pin_has_comments: { from: 'pin', to: 'comment' },
+  /** The comments a user wrote, on the user's shard (each comment lives on its pin's): what deleting the account deletes. */
+  user_wrote_comments: { from: 'user', to: 'comment' },
   pin_repinned_as_pins: { from: 'pin', to: 'pin' },
 } as const satisfies Record<string, MappingSpec>;
 

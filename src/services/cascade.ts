@@ -25,13 +25,17 @@ import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
  */
 
 /** How an edge of a deleted object's list is undone. */
-type Role = 'child' | 'relation' | 'link';
+type Role = 'child' | 'authored' | 'relation' | 'link';
 
 /** Lists whose `to` belongs to their `from`: deleting the owner deletes them. */
 const CHILD_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments']);
 
+/** Lists whose `to` the `from` made but which live elsewhere (a user's comments, on their pins' shards): deleting the owner deletes them, each on its own shard. */
+const AUTHORED_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_wrote_comments']);
+
 function roleOf(table: MappingTable): Role {
   if (CHILD_LISTS.has(table)) return 'child';
+  if (AUTHORED_LISTS.has(table)) return 'authored';
   return reverseOf(table) ? 'relation' : 'link';
 }
 
@@ -65,6 +69,10 @@ export async function deleteInTx(w: LocalWrite, o: StoredObject): Promise<{ dele
   await w.edges(parentEdges(o).map((p): EdgeChange => ({ op: 'remove', table: p.table, from: p.from, to: o.id })));
   const deleted = await w.softDelete(o.id);
   const steps: IntentStep[] = [];
+  // A comment leaves its author's list: here if the author lives on this shard, else by a step.
+  const author = o.type === 'comment' ? o.refs.author : undefined;
+  if (author !== undefined && shardOf(author) === w.shard) await w.edges([{ op: 'remove', table: 'user_wrote_comments', from: author, to: o.id }]);
+  else if (author !== undefined) steps.push({ kind: 'syncAuthored', author: formatId(author), comment: formatId(o.id) });
   if (o.type === 'pin' && o.refs.via !== undefined) steps.push({ kind: 'syncRepin', original: formatId(o.refs.via), pin: formatId(o.id) });
   if (ownedLists(o.type).length > 0) steps.push({ kind: 'purge', id: formatId(o.id) });
   return { deleted, steps };
@@ -103,6 +111,8 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
         await dropNotified(storage, targets.map((to) => ({ table: reverse, from: to })), ctx);
       } else if (role === 'child') {
         await deleteChildren(storage, table, id, targets, ctx);
+      } else if (role === 'authored') {
+        await deleteAuthored(storage, targets, ctx);
       }
       // A child deleted above already left this list; what remains (a child already gone, or one
       // that names another parent) is only unlinked.
@@ -112,6 +122,17 @@ export async function purge(storage: Storage, id: bigint, ctx: OpContext = {}): 
       );
     }
   }
+}
+
+/**
+ * Deletes what a deleted user wrote (comments, each on its pin's shard), as deleting each one would,
+ * and drops the notification pages that counted them (their pins' owners').
+ */
+async function deleteAuthored(storage: Storage, ids: readonly bigint[], ctx: OpContext): Promise<void> {
+  for (const id of ids) await deleteObject(storage, id, ctx);
+  const objects = await storage.objects.getMany(ids, ctx);
+  const pins = [...objects.values()].flatMap((o) => (o.refs.pin !== undefined ? [o.refs.pin] : []));
+  await dropNotified(storage, pins.map((from) => ({ table: 'pin_has_comments' as const, from })), ctx);
 }
 
 /** Deletes the children of `parent` listed in `table` in one local transaction, then finishes their cascades. */

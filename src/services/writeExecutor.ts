@@ -600,6 +600,14 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
       await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
       return;
     }
+    case 'syncAuthored': {
+      // The comment made or deleted, and its author's list of comments.
+      await Promise.all([
+        storage.objects.invalidate([BigInt(step.comment)], ctx),
+        storage.mappings.invalidate([listCacheKey('user_wrote_comments', BigInt(step.author))], ctx),
+      ]);
+      return;
+    }
     case 'purge': {
       // The deleted object and its parents' lists (the first transaction's changes); the purge's
       // own changes, children included, dropped their caches as they went.
@@ -658,6 +666,20 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
       // The repin write's own step: an original deleted before the repin took effect undoes the repin.
       if (refused && step.created === true) await deleteObject(storage, pin, ctx);
       await dropNotified(storage, [{ table: 'pin_repinned_as_pins', from: original }], ctx);
+      return;
+    }
+    case 'syncAuthored': {
+      const author = BigInt(step.author);
+      const comment = BigInt(step.comment);
+      const derive = async (tx: Tx): Promise<EdgeChange> => {
+        const c = await storage.objects.lockInTx(tx, comment);
+        return c !== undefined && isActive(c) && c.refs.author === author
+          ? { op: 'add', table: 'user_wrote_comments', from: author, to: comment, sequence: c.createdAt }
+          : { op: 'remove', table: 'user_wrote_comments', from: author, to: comment };
+      };
+      const { refused } = await mirror(storage, shardOf(comment), shardOf(author), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(comment), derive, ctx) });
+      // The author was deleted before the comment was listed as theirs (their cascade cannot find it): it goes too.
+      if (refused) await deleteObject(storage, comment, ctx);
       return;
     }
     case 'invalidate':

@@ -413,8 +413,10 @@ export class ProductWrites {
       const comment = await w.create('comment', { pin_id: formatId(pinId), author_id: formatId(me.id), text: body });
       await w.edges([{ op: 'add', table: 'pin_has_comments', from: pinId, to: comment.id, sequence: comment.createdAt }]);
       // The pin's owner's notification commits with the comment; the author's activity follows if it lives elsewhere.
-      const steps = this.#events(w, { kind: 'COMMENT', actor: me.id, object: pinId, detail: comment.id, ts: comment.createdAt }, pin.refs.pinner);
-      return { result: comment, steps };
+      const events = this.#events(w, { kind: 'COMMENT', actor: me.id, object: pinId, detail: comment.id, ts: comment.createdAt }, pin.refs.pinner);
+      // Listed as the author's (for their account's delete to find it) by a step, which also deletes
+      // the comment if the account was deleted meanwhile.
+      return { result: comment, steps: [{ kind: 'syncAuthored', author: formatId(me.id), comment: formatId(comment.id) }, ...events] };
     });
     return this.#run(plan, me.id, opts, ctx);
   }
@@ -432,10 +434,10 @@ export class ProductWrites {
     }
     const owner = pin?.refs.pinner;
     const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
-      const [removed] = await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      const { deleted, steps } = await deleteInTx(w, comment);
       // The pin's owner's notifications count it no more: their cached page goes too.
-      if (removed && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
-      return { result: await w.softDelete(id), steps: [] };
+      if (deleted && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
+      return { result: deleted, steps };
     });
     return this.#run(plan, me.id, opts, ctx);
   }

@@ -23,6 +23,11 @@ export type IntentStep =
    */
   | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string; readonly created?: boolean }
   /**
+   * Make `user_wrote_comments(author → comment)` present iff the comment is active. An author
+   * deleted meanwhile (their list takes no add) deletes the comment: no comment outlives its author.
+   */
+  | { readonly kind: 'syncAuthored'; readonly author: string; readonly comment: string }
+  /**
    * Append `event` to its user's sequence if the event `source` (the same happening in the other
    * side's sequence, committed with the write's first step) is there: a like appends the liker's
    * `liked_pin` with the edge, and this step the owner's `pin_liked`. Appending twice adds nothing.
