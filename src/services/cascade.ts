@@ -16,7 +16,8 @@ import { WriteExecutor, type LocalWrite } from './writeExecutor.ts';
  *   2. `purge` empties every list the object owns: a relation's other side first (on the other
  *      object's shard), then its own row; a child (a user's board, a board's pin, a pin's comment)
  *      is deleted the same way, one page of children per local transaction with an intent of its
- *      own, and purged in turn.
+ *      own, and purged in turn; what the object wrote elsewhere (a user's comments, each on its
+ *      pin's shard) is deleted the same way, one object per local transaction on its own shard.
  * Every step is idempotent and re-reads what is left, so the repair pass (or a retry) finishes a
  * cascade interrupted anywhere. Nothing can be added to the list of a deleted object meanwhile (an
  * add is refused unless the list's owner is active, under a lock: `changeOutcomePart`), and a
