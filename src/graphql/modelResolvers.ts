@@ -59,7 +59,7 @@ function resolversOf(model: ModelData, o: ObjectDef): Record<string, ObjectResol
   for (const ref of o.refs) out[ref.field] = (obj, _a, ctx) => load(ctx, obj.refs[ref.field as keyof StoredObject['refs']], ref.to as ObjectType);
   for (const c of o.counts) out[c.field] = count(c.relation as MappingTable);
   for (const e of o.viewerEdges) out[e.field] = viewerEdge(e.relation as MappingTable);
-  for (const r of model.relations) if (r.from === o.key) out[r.field] = list(r);
+  for (const r of model.relations) if (r.from === o.key && r.field !== null) out[r.field] = list(r);
   return out;
 }
 

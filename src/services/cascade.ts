@@ -15,7 +15,8 @@ import { dropNotified } from './notified.ts';
  *   2. `purge` empties every list the object owns: a relation's other side first (on the other
  *      object's shard), then its own row; a child (a user's board, a board's pin, a pin's comment)
  *      is deleted the same way, one page of children per local transaction with an intent of its
- *      own, and purged in turn.
+ *      own, and purged in turn; what the object wrote elsewhere (a user's comments, each on its
+ *      pin's shard) is deleted the same way, one object per local transaction on its own shard.
  * Every step is idempotent and re-reads what is left, so the repair pass (or a retry) finishes a
  * cascade interrupted anywhere. Nothing can be added to the list of a deleted object meanwhile (an
  * add is refused unless the list's owner is active, under a lock: `changeOutcomePart`), and a
@@ -29,6 +30,8 @@ import { dropNotified } from './notified.ts';
  * whose `purge` step runs the cascade, imports the cascade and not the other way round.
  */
 export interface CascadeWrite {
+  /** The shard of the transaction. */
+  readonly shard: number;
   /** The object (any state), locked until commit. */
   lock(id: bigint): Promise<StoredObject | undefined>;
   softDelete(id: bigint): Promise<boolean>;
@@ -56,13 +59,17 @@ export interface CascadeWriter {
 }
 
 /** How an edge of a deleted object's list is undone. */
-type Role = 'child' | 'relation' | 'link';
+type Role = 'child' | 'authored' | 'relation' | 'link';
 
 /** Lists whose `to` belongs to their `from`: deleting the owner deletes them. */
 const CHILD_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments']);
 
+/** Lists whose `to` the `from` made but which live elsewhere (a user's comments, on their pins' shards): deleting the owner deletes them, each on its own shard. */
+const AUTHORED_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_wrote_comments']);
+
 function roleOf(table: MappingTable): Role {
   if (CHILD_LISTS.has(table)) return 'child';
+  if (AUTHORED_LISTS.has(table)) return 'authored';
   return reverseOf(table) ? 'relation' : 'link';
 }
 
@@ -96,6 +103,10 @@ export async function deleteInTx(w: CascadeWrite, o: StoredObject): Promise<{ de
   await w.edges(parentEdges(o).map((p): EdgeChange => ({ op: 'remove', table: p.table, from: p.from, to: o.id })));
   const deleted = await w.softDelete(o.id);
   const steps: IntentStep[] = [];
+  // A comment leaves its author's list: here if the author lives on this shard, else by a step.
+  const author = o.type === 'comment' ? o.refs.author : undefined;
+  if (author !== undefined && shardOf(author) === w.shard) await w.edges([{ op: 'remove', table: 'user_wrote_comments', from: author, to: o.id }]);
+  else if (author !== undefined) steps.push({ kind: 'syncAuthored', author: formatId(author), comment: formatId(o.id) });
   if (o.type === 'pin' && o.refs.via !== undefined) steps.push({ kind: 'syncRepin', original: formatId(o.refs.via), pin: formatId(o.id) });
   if (ownedLists(o.type).length > 0) steps.push({ kind: 'purge', id: formatId(o.id) });
   return { deleted, steps };
@@ -135,6 +146,8 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
         await dropNotified(storage, targets.map((to) => ({ table: reverse, from: to })), ctx);
       } else if (role === 'child') {
         await deleteChildren(storage, newWriter(), table, id, targets, ctx);
+      } else if (role === 'authored') {
+        await deleteAuthored(storage, newWriter, targets, ctx);
       }
       // A child deleted above already left this list; what remains (a child already gone, or one
       // that names another parent) is only unlinked.
@@ -144,6 +157,17 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
       );
     }
   }
+}
+
+/**
+ * Deletes what a deleted user wrote (comments, each on its pin's shard), as deleting each one would,
+ * and drops the notification pages that counted them (their pins' owners').
+ */
+async function deleteAuthored(storage: Storage, newWriter: () => CascadeWriter, ids: readonly bigint[], ctx: OpContext): Promise<void> {
+  for (const id of ids) await deleteObject(storage, id, newWriter(), ctx);
+  const objects = await storage.objects.getMany(ids, ctx);
+  const pins = [...objects.values()].flatMap((o) => (o.refs.pin !== undefined ? [o.refs.pin] : []));
+  await dropNotified(storage, pins.map((from) => ({ table: 'pin_has_comments' as const, from })), ctx);
 }
 
 /** Deletes the children of `parent` listed in `table` in one local transaction, then finishes their cascades. */
@@ -172,4 +196,27 @@ async function deleteChildren(storage: Storage, exec: CascadeWriter, table: Mapp
   // A child repin's intent is completed after its run (deferred, as a writer's is): this executor
   // is the cascade's own, so nothing else would wait for it; the cascade step does.
   await exec.settled();
+}
+
+/**
+ * Deletes one object as its parent's cascade would (a local transaction, then its own cascade):
+ * an orphan reconcile found, a repin whose original was deleted before the repin took effect.
+ */
+export async function deleteObject(storage: Storage, id: bigint, exec: CascadeWriter, ctx: OpContext): Promise<void> {
+  await exec.run(
+    {
+      kind: 'cascade:delete',
+      shard: shardOf(id),
+      args: { id: formatId(id) },
+      first: async (w) => {
+        const o = await w.lock(id);
+        return o && isActive(o) ? { result: true, steps: (await deleteInTx(w, o)).steps } : { result: false, steps: [] };
+      },
+      toRecord: () => ({}),
+      fromRecord: async () => true,
+    },
+    undefined,
+    ctx,
+  );
+  await exec.settled(); // a repin's intent completion is deferred; this executor is ours alone
 }

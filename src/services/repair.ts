@@ -3,11 +3,10 @@ import { AUTHORITATIVE_TABLES, MAPPING_TABLES, reverseOf, type MappingTable } fr
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
 import { listCacheKey } from '../storage/mappingStore.ts';
-import { isActive } from '../storage/objectStore.ts';
 import { ShardScan, type ObjectState } from '../storage/shardScan.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
-import { deleteInTx, parentEdges, purge } from './cascade.ts';
+import { deleteObject, parentEdges, purge } from './cascade.ts';
 import { WriteExecutor, completeIntent, finishSteps, runStep } from './writeExecutor.ts';
 
 export interface RepairReport {
@@ -143,7 +142,7 @@ export async function reconcile(
       if (!o.active) continue;
       const gone = parentRefs(o).filter((p) => !parents.get(p)?.active);
       if (gone.length === 0) continue;
-      await deleteObject(storage, id, ctx);
+      await deleteObject(storage, id, new WriteExecutor(storage), ctx);
       note('orphan', shard, `${o.type} ${id} belongs to ${gone.join(', ')}, deleted or missing: deleted with its cascade`);
     }
 
@@ -244,25 +243,4 @@ type Edge = { from: bigint; to: bigint; sequence: number };
 /** The parents an object's own row names (board → owner; pin → board, pinner; comment → pin). */
 function parentRefs(o: ObjectState): bigint[] {
   return parentEdges(o).map((p) => p.from);
-}
-
-/** Deletes one object as its parent's cascade would have (a local transaction, then its own cascade). */
-async function deleteObject(storage: Storage, id: bigint, ctx: OpContext): Promise<void> {
-  const exec = new WriteExecutor(storage);
-  await exec.run(
-    {
-      kind: 'reconcile:delete',
-      shard: shardOf(id),
-      args: { id: formatId(id) },
-      first: async (w) => {
-        const o = await w.lock(id);
-        return o && isActive(o) ? { result: true, steps: (await deleteInTx(w, o)).steps } : { result: false, steps: [] };
-      },
-      toRecord: () => ({}),
-      fromRecord: async () => true,
-    },
-    undefined,
-    ctx,
-  );
-  await exec.settled(); // a repin's intent completion is deferred; this executor is ours alone
 }

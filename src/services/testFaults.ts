@@ -19,10 +19,10 @@ export interface TestFault {
  * Throws an Error that says what was expected and what it got.
  */
 export function parseTestFault(text: string): TestFault {
-  const m = /^([A-Za-z][\w:]*)@(in-first-transaction|after-first-commit|after-step-(?:0|[1-9]\d{0,2})|before-complete)(?:#([1-9]\d{0,5}))?$/.exec(text);
+  const m = /^([A-Za-z][\w:]*)@(before-first-transaction|in-first-transaction|after-first-commit|after-step-(?:0|[1-9]\d{0,2})|before-complete)(?:#([1-9]\d{0,5}))?$/.exec(text);
   if (!m) {
     throw new Error(
-      `expected <kind>@<point>[#n] with point in-first-transaction, after-first-commit, after-step-<i> or before-complete (e.g. repin@after-step-0#3), got ${JSON.stringify(text)}`,
+      `expected <kind>@<point>[#n] with point before-first-transaction, in-first-transaction, after-first-commit, after-step-<i> or before-complete (e.g. repin@after-step-0#3), got ${JSON.stringify(text)}`,
     );
   }
   return { kind: m[1]!, point: m[2] as FaultPoint, nth: m[3] === undefined ? 1 : Number(m[3]) };

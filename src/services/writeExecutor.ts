@@ -1,5 +1,5 @@
 import { ShardqlError, isShardqlError } from '../core/errors.ts';
-import { formatId, shardOf } from '../core/ids.ts';
+import { formatId, shardOf, typeOf } from '../core/ids.ts';
 import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
@@ -11,13 +11,16 @@ import { notificationsCacheKey } from '../storage/eventStore.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import { batchOf, type BatchPart, type SqlCondition, type Tx } from '../storage/shardRouter.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import { parentEdges, purge } from './cascade.ts';
+import { deleteObject, parentEdges, purge } from './cascade.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
 import { DeferredCompletions, type DeferredCompletionOptions } from './deferredCompletions.ts';
 import { dropNotified, notifiedKeys } from './notified.ts';
 
-/** Where a fault can be injected (tests): inside the first transaction, after it, after each step, before completion. */
-export type FaultPoint = 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
+/**
+ * Where a fault can be injected (tests): before the first transaction (the write's checks done),
+ * inside it, after it, after each step, before completion.
+ */
+export type FaultPoint = 'before-first-transaction' | 'in-first-transaction' | 'after-first-commit' | `after-step-${number}` | 'before-complete';
 
 /**
  * A crash injected at a step boundary (tests): it throws (the write fails inside this process and
@@ -180,12 +183,14 @@ export class WriteExecutor {
 
   readonly #ports: StepPorts;
   readonly #completions: DeferredCompletions;
+  readonly #log: DeferredCompletionOptions['log'];
 
   constructor(storage: Storage, faults?: FaultHook, ports: StepPorts = {}, completions: DeferredCompletionOptions = {}) {
     this.#storage = storage;
     this.#faults = faults;
     this.#ports = ports;
     this.#completions = new DeferredCompletions(storage, completions);
+    this.#log = completions.log;
   }
 
   async run<R>(plan: WritePlan<R>, idem: IdempotencyOptions | undefined, ctx: OpContext): Promise<R> {
@@ -197,6 +202,7 @@ export class WriteExecutor {
     let local: LocalWrite | undefined;
     let intentId: bigint | null = null;
     let out: { result: R; steps: IntentStep[] };
+    await this.#fault('before-first-transaction', plan.kind, idem);
     try {
       out = await this.#storage.router.transaction(
         plan.shard,
@@ -222,6 +228,10 @@ export class WriteExecutor {
     // A first step whose source the first transaction itself settled (the repin it created or the
     // pin it deleted): mirror that state and confirm it on completion, as `relate` does.
     const known = intentId === null || out.steps.length === 0 ? undefined : knownMirror(this.#storage, out.steps[0]!, local!);
+    // The write is committed: it is acknowledged whatever its remaining steps meet. A step that
+    // fails (Redis down for a fan-out's enqueue, another shard unreachable) leaves the intent as it
+    // is, with that step and those after it, for the repair pass (or a retry with the key).
+    const steps = new RemainingSteps(plan.kind, plan.shard, intentId, this.#log);
     if (known && intentId !== null) {
       // Events this transaction appended whose copy goes to the step's shard travel with its edge.
       const along = out.steps.flatMap((step, i) =>
@@ -231,19 +241,32 @@ export class WriteExecutor {
       // A repin deleted: its REPIN no longer counts in the original's owner's notifications (an
       // added one comes with its event, whose append drops them).
       const unnotified = known.change.op === 'remove' ? await notifiedKeys(this.#storage, [known.change], ctx).catch(() => []) : [];
-      await this.#storage.mappings.applyAlong(
-        known.change,
-        events.flatMap((e) => this.#storage.events.appendPart(e).statements),
-        [...this.#storage.events.keysOf(events), ...unnotified],
-        ctx,
-      );
+      let refused = false;
+      await steps.run(async () => {
+        ({ refused } = await this.#storage.mappings.applyAlong(
+          known.change,
+          events.flatMap((e) => this.#storage.events.appendPart(e).statements),
+          [...this.#storage.events.keysOf(events), ...unnotified],
+          ctx,
+        ));
+      });
+      if (refused) {
+        // The original was deleted before this repin took effect (its list takes no add, under its
+        // lock): the repin is undone, the steps after this one (its events' copies, its fan-out)
+        // are moot, and the write answers as one of a missing pin. A retry with its key finds the
+        // repin deleted and answers the same (`fromRecord`).
+        await deleteObject(this.#storage, known.change.to, new WriteExecutor(this.#storage), ctx);
+        await this.#storage.intents.complete(plan.shard, intentId, ctx);
+        throw notFound(known.change.from);
+      }
       await this.#fault('after-step-0', plan.kind, idem);
       for (const [i, step] of out.steps.entries()) {
         if (i === 0 || along.includes(i)) continue;
-        await this.#runKnown(step, local!, ctx);
+        await steps.run(() => this.#runKnown(step, local!, ctx));
         await this.#fault(`after-step-${i}`, plan.kind, idem);
       }
       await this.#fault('before-complete', plan.kind, idem);
+      if (steps.leftToRepair) return out.result;
       // Every step ran; the intent is deleted after the answer, as a relation's is (see `relate`).
       const [first] = out.steps;
       const id: bigint = intentId;
@@ -259,11 +282,12 @@ export class WriteExecutor {
       return out.result;
     }
     for (const [i, step] of out.steps.entries()) {
-      await this.#runKnown(step, local!, ctx);
+      await steps.run(() => this.#runKnown(step, local!, ctx));
       await this.#fault(`after-step-${i}`, plan.kind, idem);
     }
     await this.#fault('before-complete', plan.kind, idem);
-    if (intentId !== null) await this.#storage.intents.complete(plan.shard, intentId, ctx);
+    const id = intentId;
+    if (id !== null) await steps.run(() => this.#storage.intents.complete(plan.shard, id, ctx));
     return out.result;
   }
 
@@ -365,6 +389,7 @@ export class WriteExecutor {
     let changed: boolean;
     let state: EdgeState;
     let intentId: bigint;
+    await this.#fault('before-first-transaction', plan.kind, idem);
     try {
       [changed, , state, intentId] = await router.transaction(
         shard,
@@ -407,9 +432,11 @@ export class WriteExecutor {
       await intents.complete(shard, intentId, c);
     };
     if (applied.refused) {
-      // The other object was deleted meanwhile (its reverse list takes no add): undo the relation as repair would.
+      // The other object was deleted before this write took effect (its reverse list takes no add,
+      // under its lock): the relation is undone as repair would undo it, and the write answers as
+      // one of a missing object. A retry with its key finds the object deleted and answers the same.
       await converge(ctx);
-      return plan.result;
+      throw notFound(change.to);
     }
     // Both sides committed what this write made the edge: the request may read it from here (a
     // concurrent write of the same pair is as if it came right after this one).
@@ -440,6 +467,46 @@ export class WriteExecutor {
   async #invalidate(local: LocalWrite, ctx: OpContext): Promise<void> {
     await Promise.all([this.#storage.objects.invalidate(local.changedObjects, ctx), this.#storage.mappings.invalidate(local.changedLists, ctx)]);
   }
+}
+
+/**
+ * The steps a committed write runs before it answers: the first that fails stops them, is logged,
+ * and leaves the intent (every step still in it) to the repair pass; the write is answered anyway.
+ */
+class RemainingSteps {
+  #failed = false;
+
+  constructor(
+    readonly kind: string,
+    readonly shard: number,
+    readonly intentId: bigint | null,
+    readonly log: DeferredCompletionOptions['log'],
+  ) {}
+
+  /** Whether a step failed: the intent stays for the repair pass. */
+  get leftToRepair(): boolean {
+    return this.#failed;
+  }
+
+  /** Runs `step` unless one before it failed. */
+  async run(step: () => Promise<unknown>): Promise<void> {
+    if (this.#failed) return;
+    try {
+      await step();
+    } catch (err) {
+      this.#failed = true;
+      this.log?.('write_steps_left_to_repair', {
+        kind: this.kind,
+        intent: this.intentId === null ? null : `${this.shard}:${this.intentId}`,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+}
+
+/** The answer to a write whose target was deleted before the write took effect. */
+function notFound(id: bigint): ShardqlError {
+  return new ShardqlError('NOT_FOUND', `No ${typeOf(id) ?? 'object'} with ID ${id}`, { id: formatId(id) });
 }
 
 /** A part of a batch that sends nothing. */
@@ -533,6 +600,14 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
       await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
       return;
     }
+    case 'syncAuthored': {
+      // The comment made or deleted, and its author's list of comments.
+      await Promise.all([
+        storage.objects.invalidate([BigInt(step.comment)], ctx),
+        storage.mappings.invalidate([listCacheKey('user_wrote_comments', BigInt(step.author))], ctx),
+      ]);
+      return;
+    }
     case 'purge': {
       // The deleted object and its parents' lists (the first transaction's changes); the purge's
       // own changes, children included, dropped their caches as they went.
@@ -587,8 +662,24 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
           ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
           : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
       };
-      await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
+      const { refused } = await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
+      // The repin write's own step: an original deleted before the repin took effect undoes the repin.
+      if (refused && step.created === true) await deleteObject(storage, pin, new WriteExecutor(storage), ctx);
       await dropNotified(storage, [{ table: 'pin_repinned_as_pins', from: original }], ctx);
+      return;
+    }
+    case 'syncAuthored': {
+      const author = BigInt(step.author);
+      const comment = BigInt(step.comment);
+      const derive = async (tx: Tx): Promise<EdgeChange> => {
+        const c = await storage.objects.lockInTx(tx, comment);
+        return c !== undefined && isActive(c) && c.refs.author === author
+          ? { op: 'add', table: 'user_wrote_comments', from: author, to: comment, sequence: c.createdAt }
+          : { op: 'remove', table: 'user_wrote_comments', from: author, to: comment };
+      };
+      const { refused } = await mirror(storage, shardOf(comment), shardOf(author), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(comment), derive, ctx) });
+      // The author was deleted before the comment was listed as theirs (their cascade cannot find it): it goes too.
+      if (refused) await deleteObject(storage, comment, new WriteExecutor(storage), ctx);
       return;
     }
     case 'invalidate':
@@ -656,28 +747,31 @@ interface Derive {
  * shard: one transaction, under the source's lock. Across shards no lock is held across the two
  * (holding a connection while waiting for another can exhaust a pool): apply, then read the source
  * again; if it changed meanwhile, apply again. The last mirror to finish has read the last state,
- * so concurrent mirrors of one pair converge on it (see WriteExecutor.relate).
+ * so concurrent mirrors of one pair converge on it (see WriteExecutor.relate). `refused`: an add
+ * the target list refused, its owner being deleted (for good: nothing more to converge).
  */
-async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: Derive): Promise<void> {
+async function mirror(storage: Storage, sourceShard: number, targetShard: number, ctx: OpContext, derive: Derive): Promise<{ refused: boolean }> {
   if (sourceShard === targetShard) {
     let change: EdgeChange | undefined;
-    const changed = await storage.router.transaction(
+    const outcome = await storage.router.transaction(
       sourceShard,
       async (tx) => {
         change = await derive.inTx(tx);
-        return storage.mappings.applyInTx(tx, change);
+        const part = storage.mappings.changeOutcomePart(change);
+        return part.read(await tx.batch(part.statements));
       },
       ctx,
     );
-    if (changed && change) await storage.mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
-    return;
+    if (outcome.changed && change) await storage.mappings.invalidate([listCacheKey(change.table, change.from)], ctx);
+    return { refused: outcome.refused };
   }
   const same = (a: EdgeChange, b: EdgeChange): boolean => a.op === b.op && a.sequence === b.sequence;
   let change = await derive.read();
   for (let attempt = 0; attempt < 10; attempt++) {
-    await storage.mappings.apply([change], ctx);
+    const { refused } = await storage.mappings.applyOne(change, ctx);
+    if (refused) return { refused };
     const now = await derive.read();
-    if (same(now, change)) return;
+    if (same(now, change)) return { refused: false };
     change = now;
   }
   throw new ShardqlError('SHARD_UNAVAILABLE', 'A relation kept changing while it was being written; retry');

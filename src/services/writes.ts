@@ -93,9 +93,10 @@ export class ProductWrites {
   }
 
   /**
-   * Hands follow-up work to the background workers, after the write committed. A failure to
-   * enqueue does not fail the write: it is logged, and readers' filtering keeps feeds right (a
-   * fan-out lost this way leaves the pin out of stored feeds until they are rebuilt).
+   * Hands follow-up work that readers' filtering makes optional to the background workers, after
+   * the write committed (a deleted pin out of stored feeds, an unfollowed source's pins). A failure
+   * to enqueue does not fail the write: it is logged. Work a reader cannot do without (a new pin's
+   * fan-out) is recorded in the write's intent instead (`#fanOutSteps`).
    */
   async #enqueue<K extends JobName>(job: K, payload: JobPayloads[K]): Promise<void> {
     if (!this.#deps.jobs) return;
@@ -129,6 +130,20 @@ export class ProductWrites {
     fromRecord: async (r, ctx) => {
       const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
       if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
+      return o;
+    },
+  };
+
+  /**
+   * As `#objectRecord`, for a write whose target may be deleted before it takes effect (a like, a
+   * follow, a repin): such a write answers NOT_FOUND and is undone, so its replay answers NOT_FOUND
+   * too — as does that of a write whose target was deleted since, like a new write of it would.
+   */
+  readonly #liveRecord: Pick<WritePlan<StoredObject>, 'toRecord' | 'fromRecord'> = {
+    toRecord: this.#objectRecord.toRecord,
+    fromRecord: async (r, ctx) => {
+      const o = await this.#objectRecord.fromRecord(r, ctx);
+      if (!isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${o.type} with ID ${o.id}`, { id: formatId(o.id) });
       return o;
     },
   };
@@ -373,9 +388,10 @@ export class ProductWrites {
       const pin = await this.#savePin(w, me.id, boardId, { ...copy, via_pin_id: formatId(original.id) });
       const events = this.#events(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
       // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
-      return { result: pin, steps: [{ kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id) }, ...events, ...this.#fanOutSteps(pin)] };
+      const link: IntentStep = { kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id), created: true };
+      return { result: pin, steps: [link, ...events, ...this.#fanOutSteps(pin)] };
     });
-    return this.#run(plan, me.id, opts, ctx);
+    return this.#run({ ...plan, ...this.#liveRecord }, me.id, opts, ctx);
   }
 
   async movePin(viewer: bigint | undefined, boardId: bigint, pinId: bigint, afterPinId: bigint | null, ctx: OpContext = {}): Promise<StoredObject> {
@@ -396,8 +412,10 @@ export class ProductWrites {
       const comment = await w.create('comment', { pin_id: formatId(pinId), author_id: formatId(me.id), text: body });
       await w.edges([{ op: 'add', table: 'pin_has_comments', from: pinId, to: comment.id, sequence: comment.createdAt }]);
       // The pin's owner's notification commits with the comment; the author's activity follows if it lives elsewhere.
-      const steps = this.#events(w, { kind: 'COMMENT', actor: me.id, object: pinId, detail: comment.id, ts: comment.createdAt }, pin.refs.pinner);
-      return { result: comment, steps };
+      const events = this.#events(w, { kind: 'COMMENT', actor: me.id, object: pinId, detail: comment.id, ts: comment.createdAt }, pin.refs.pinner);
+      // Listed as the author's (for their account's delete to find it) by a step, which also deletes
+      // the comment if the account was deleted meanwhile.
+      return { result: comment, steps: [{ kind: 'syncAuthored', author: formatId(me.id), comment: formatId(comment.id) }, ...events] };
     });
     return this.#run(plan, me.id, opts, ctx);
   }
@@ -415,10 +433,10 @@ export class ProductWrites {
     }
     const owner = pin?.refs.pinner;
     const plan = this.#deletePlan('deleteComment', shardOf(id), id, async (w) => {
-      const [removed] = await w.edges([{ op: 'remove', table: 'pin_has_comments', from: pinId, to: id }]);
+      const { deleted, steps } = await deleteInTx(w, comment);
       // The pin's owner's notifications count it no more: their cached page goes too.
-      if (removed && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
-      return { result: await w.softDelete(id), steps: [] };
+      if (deleted && owner !== undefined) w.changedLists.push(notificationsCacheKey(owner));
+      return { result: deleted, steps };
     });
     return this.#run(plan, me.id, opts, ctx);
   }
@@ -463,7 +481,7 @@ export class ProductWrites {
       },
       ...(owner !== undefined && owner !== me.id ? { notifies: owner } : {}),
       result: target,
-      ...this.#objectRecord,
+      ...(op === 'add' ? this.#liveRecord : this.#objectRecord),
     };
     const result = await this.#exec.relate(plan, this.#idempotency(me.id, opts), ctx, opts.learned);
     // Readers stop showing an unfollowed source's pins at once; this takes them out of the stored feed.

@@ -16,8 +16,17 @@ export interface EventKey {
 export type IntentStep =
   /** Make the reverse edge of `table(from → to)` mirror the forward edge: present iff it is. */
   | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
-  /** Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. */
-  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string }
+  /**
+   * Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. `created`: the
+   * repin write's own step, which undoes the repin if the original refuses it (deleted before the
+   * repin took effect); a repin of an original deleted later stays, a pin of its own.
+   */
+  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string; readonly created?: boolean }
+  /**
+   * Make `user_wrote_comments(author → comment)` present iff the comment is active. An author
+   * deleted meanwhile (their list takes no add) deletes the comment: no comment outlives its author.
+   */
+  | { readonly kind: 'syncAuthored'; readonly author: string; readonly comment: string }
   /**
    * Append `event` to its user's sequence if the event `source` (the same happening in the other
    * side's sequence, committed with the write's first step) is there: a like appends the liker's

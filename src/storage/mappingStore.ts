@@ -346,14 +346,14 @@ export class MappingStore {
   }
 
   /**
-   * As `apply` for one change, with `along` (statements on the same shard, e.g. an event append) in
-   * the same transaction and round trip; `alsoInvalidate` are cache keys those statements change.
+   * As `applyOne`, with `along` (statements on the same shard, e.g. an event append) in the same
+   * transaction and round trip; `alsoInvalidate` are cache keys those statements change.
    */
-  async applyAlong(c: EdgeChange, along: readonly Statement[], alsoInvalidate: readonly string[], ctx: OpContext = {}): Promise<boolean> {
-    const part = batchOf(this.changePart(c), { statements: along, read: () => undefined });
-    const [changed] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
-    await this.#invalidate([...(changed ? [listCacheKey(c.table, c.from)] : []), ...alsoInvalidate], ctx);
-    return changed;
+  async applyAlong(c: EdgeChange, along: readonly Statement[], alsoInvalidate: readonly string[], ctx: OpContext = {}): Promise<{ changed: boolean; refused: boolean }> {
+    const part = batchOf(this.changeOutcomePart(c), { statements: along, read: () => undefined });
+    const [outcome] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+    await this.#invalidate([...(outcome.changed ? [listCacheKey(c.table, c.from)] : []), ...alsoInvalidate], ctx);
+    return outcome;
   }
 
   /** Holds, in a batch right after `changePart`'s statements, when that change changed a row (e.g. to append an event with a new edge only). */

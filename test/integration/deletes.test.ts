@@ -101,6 +101,48 @@ describe('Deletes cascade through every list and count', () => {
     assert.deepEqual(report.fixes.map((f) => f.text), []);
   });
 
+  test("an account's comments go with it: every pin's count equals its list, and no notification group counts the deleted author", async () => {
+    const owner = await signUp('cmt_owner');
+    const leaver = await signUp('cmt_leaver');
+    const stays = await signUp('cmt_stays');
+    const ob = await board(owner);
+    const p = await pin(owner, ob);
+    const q = await pin(owner, ob);
+    const lp = await pin(leaver, await board(leaver));
+    const comment = async (who: Who, on: string, text: string): Promise<string> =>
+      (await ok('mutation($p: ID!, $t: String!) { createComment(pinId: $p, text: $t) { id } }', { p: on, t: text }, who.token)).createComment.id;
+    await comment(leaver, p, 'first');
+    const kept = await comment(stays, p, 'second');
+    await comment(leaver, q, 'third');
+    await comment(leaver, q, 'fourth');
+    await comment(stays, lp, 'on the leaver pin');
+    const PIN = 'query($p: ID!) { pin(id: $p) { commentCount comments(first: 10) { edges { node { id author { id } } } } } }';
+    const NOTES = '{ viewer { notifications(first: 10, kinds: [COMMENT]) { edges { node { count actorCount actors { id } pin { id } } } } } }';
+    const groups = async (): Promise<unknown[]> =>
+      (await ok(NOTES, {}, owner.token)).viewer.notifications.edges.map((e: any) => e.node).sort((a: any, b: any) => (a.pin.id < b.pin.id ? -1 : 1));
+    const byPin = (a: { pin: string }, b: { pin: string }) => (a.pin < b.pin ? -1 : 1);
+    // Read before the delete, so the answers after it also show that no cached page kept the author.
+    assert.deepEqual(
+      await groups(),
+      [
+        { count: 2, actorCount: 2, actors: [{ id: stays.id }, { id: leaver.id }], pin: p },
+        { count: 2, actorCount: 1, actors: [{ id: leaver.id }], pin: q },
+      ]
+        .sort(byPin)
+        .map((g) => ({ ...g, pin: { id: g.pin } })),
+    );
+    assert.equal((await ok(PIN, { p })).pin.commentCount, 2);
+
+    assert.deepEqual((await ok('mutation { deleteViewer { deleted } }', {}, leaver.token)).deleteViewer, { deleted: true });
+    const after = (await ok(PIN, { p })).pin;
+    assert.deepEqual(after, { commentCount: 1, comments: { edges: [{ node: { id: kept, author: { id: stays.id } } }] } });
+    assert.deepEqual((await ok(PIN, { p: q })).pin, { commentCount: 0, comments: { edges: [] } });
+    assert.deepEqual(await groups(), [{ count: 1, actorCount: 1, actors: [{ id: stays.id }], pin: { id: p } }], 'the deleted author counts in no group');
+    assert.equal(await pendingIntents(), 0);
+    const report = await reconcile(env.storage, allShards(env.topology));
+    assert.deepEqual(report.fixes.map((f) => f.text), []);
+  });
+
   test('a like of a pin deleted meanwhile is undone: the liker keeps no count for it', async () => {
     const a = await signUp('race_owner');
     const b = await signUp('race_fan');

@@ -200,7 +200,7 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
       hook = undefined;
     }
     // The viewer and the pin are read first: one round trip to each host (no cache in these stores).
-    assert.deepEqual(at, { 'in-first-transaction': 2, 'after-first-commit': 3, 'after-step-0': 4, 'before-complete': 4 });
+    assert.deepEqual(at, { 'before-first-transaction': 2, 'in-first-transaction': 2, 'after-first-commit': 3, 'after-step-0': 4, 'before-complete': 4 });
     assert.equal(stats.roundTrips, 4, 'was 18 (2 reads + 16), then 5 with the completion on the write\'s path');
     // The completion waits (100 ms by default) for others on its host; settled() sends it now.
     assert.equal(answered, 2, 'the edge with its intent, and the other side, before the write answers');
@@ -340,7 +340,7 @@ describe('Write cost: repins (stores, no cache)', () => {
     }
     // 3 reads (viewer, original, board), then the first transaction: lock the board, insert the pin,
     // its 2 list edges, the intent, COMMIT.
-    assert.deepEqual(at, { 'in-first-transaction': 8, 'after-first-commit': 9, 'after-step-0': 10, 'before-complete': 10 });
+    assert.deepEqual(at, { 'before-first-transaction': 3, 'in-first-transaction': 8, 'after-first-commit': 9, 'after-step-0': 10, 'before-complete': 10 });
     assert.equal(stats.roundTrips, 10, 'the confirmation and delete of the intent run after the answer');
     assert.equal(await repinEdge(original.id, repin.id), true);
     await writes.settled(); // the repin's own completion is not counted as the delete's

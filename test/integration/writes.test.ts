@@ -92,6 +92,7 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
     let doomed: StoredObject | undefined;
     let leaver: StoredObject | undefined;
     let leavers = 0;
+    let commented: StoredObject | undefined;
     const edge = async (table: MappingTable, from: bigint, to: bigint) => (await env.storage.mappings.existing(table, [{ from, to }])).size === 1;
     const listOf = async (table: MappingTable, from: bigint) => (await env.storage.mappings.pages([{ table, from, first: 5 }]))[0]!.edges.length;
     const liked = async () => (await env.storage.mappings.existing('user_likes_pins', [{ from: alice.id, to: pin.id }])).size === 1;
@@ -174,13 +175,17 @@ describe('Writes: a crash at every step boundary, then the repair pass', () => {
           await writes.followUser(alice.id, leaver.id);
           await writes.followUser(leaver.id, alice.id);
           await writes.followBoard(leaver.id, bobBoard.id);
+          // A comment on another user's pin (on that pin's shard): it goes with the account.
+          commented = await writes.createPin(bob.id, bobBoard.id, { title: 'commented by a leaver' });
+          await writes.createComment(leaver.id, commented.id, 'bye');
         },
         act: () => writes.deleteViewer(leaver!.id),
         effect: async () =>
           !(await edge('user_likes_pins', alice.id, pin.id)) &&
           !(await edge('user_follows_users', alice.id, leaver!.id)) &&
           !(await edge('user_followed_by_users', alice.id, leaver!.id)) &&
-          !(await edge('board_followed_by_users', bobBoard.id, leaver!.id)),
+          !(await edge('board_followed_by_users', bobBoard.id, leaver!.id)) &&
+          (await listOf('pin_has_comments', commented!.id)) === 0,
       },
     ];
     let runs = 0;

@@ -240,7 +240,7 @@ export const DECLARED = {
           "key": "author_id",
           "to": "user",
           "owner": true,
-          "listedIn": null,
+          "listedIn": "user_wrote_comments",
           "onDelete": "DELETE"
         },
         {
@@ -316,6 +316,16 @@ export const DECLARED = {
       "order": "TIME",
       "timeRange": false,
       "writer": "VIEWER"
+    },
+    {
+      "table": "user_wrote_comments",
+      "from": "user",
+      "to": "comment",
+      "field": null,
+      "inverse": null,
+      "order": "TIME",
+      "timeRange": false,
+      "writer": "REF"
     },
     {
       "table": "board_has_pins",

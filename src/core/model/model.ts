@@ -88,8 +88,8 @@ export interface RelationDef {
   /** Object keys (`user`, `pin`). */
   readonly from: string;
   readonly to: string;
-  /** The field of `from` that lists it. */
-  readonly field: string;
+  /** The field of `from` that lists it; null for a list the API does not show (`@list` on the type). */
+  readonly field: string | null;
   /** The table of the other direction, on the other object's shard. */
   readonly inverse: string | null;
   readonly order: RelationOrder;

@@ -20,6 +20,7 @@ export class ModelError extends Error {
 const MAX_TYPE_NUMBER = 1023; // 10 bits of the ID (core/ids.ts)
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
 const FIELD_DIRECTIVES = ['stored', 'ref', 'relation', 'count', 'viewerEdge'] as const;
+const TYPE_DIRECTIVES = ['object', 'list'] as const;
 const MUTATION_DIRECTIVES: Record<string, MutationAction> = {
   create: 'CREATE',
   update: 'UPDATE',
@@ -31,7 +32,7 @@ const MUTATION_DIRECTIVES: Record<string, MutationAction> = {
 };
 
 /** Every directive of the vocabulary (schema/model.graphql). */
-export const MODEL_DIRECTIVES: readonly string[] = ['object', ...FIELD_DIRECTIVES, ...Object.keys(MUTATION_DIRECTIVES)];
+export const MODEL_DIRECTIVES: readonly string[] = [...TYPE_DIRECTIVES, ...FIELD_DIRECTIVES, ...Object.keys(MUTATION_DIRECTIVES)];
 
 /** `BoardSection` → `board_section`: how a type is spelled in a mapping table's name. */
 export function snakeName(typeName: string): string {
@@ -118,7 +119,7 @@ export function parseModel(sdl: string | DocumentNode): ModelData {
   const mutations = (types.get('Mutation')?.fields ?? []).map((f) => readMutation(f, problems, objectRef));
 
   checkUnique(problems, objects.map((o) => [`${o.name}`, String(o.typeNumber)]), 'type number');
-  checkUnique(problems, [...objects.map((o) => [o.name, o.table] as const), ...relations.map((r) => [`${r.from}.${r.field}`, r.table] as const)], 'table');
+  checkUnique(problems, [...objects.map((o) => [o.name, o.table] as const), ...relations.map((r) => [`${r.from}.${r.field ?? '@list'}`, r.table] as const)], 'table');
   const finished = finishRelations(problems, relations, objects, mutations, viewer);
   checkObjects(problems, objects, finished, viewer);
   checkMutations(problems, mutations, finished, objects, types.get('Mutation'), viewer);
@@ -207,6 +208,12 @@ function readObject(
       }
     }
   }
+  for (const d of t.directives ?? []) {
+    if (d.name.value !== 'list') continue;
+    const a = new ArgReader(problems, `${name} @list`, new Map((d.arguments ?? []).map((x) => [x.name.value, x.value])));
+    const to = a.string('to') ?? '';
+    relations.push({ table: a.string('table') ?? '', from: objectKey(name), to: objectRef(`${name} @list`, to), field: null, inverse: null, order: 'TIME', timeRange: false });
+  }
   return { name, key: objectKey(name), typeNumber, table, placeWith: args.string('placeWith'), stored, refs, counts, viewerEdges };
 }
 
@@ -260,7 +267,7 @@ function finishRelations(problems: string[], pending: readonly PendingRelation[]
   };
 
   return pending.map((r) => {
-    const where = `${nameOf.get(r.from) ?? r.from}.${r.field} @relation(table: "${r.table}")`;
+    const where = r.field === null ? `${nameOf.get(r.from) ?? r.from} @list(table: "${r.table}")` : `${nameOf.get(r.from) ?? r.from}.${r.field} @relation(table: "${r.table}")`;
     const from = nameOf.get(r.from);
     const to = nameOf.get(r.to);
     if (from !== undefined && to !== undefined) {

@@ -13,7 +13,8 @@ export function sampleQuery(model: ModelData): string {
   const level = (o: ObjectDef, depth: number, indent: string): string => {
     const last = depth === PAGE_SIZES.length;
     const scalars = [...(depth > 0 ? ['id'] : []), o.stored[0]?.field, last ? undefined : o.counts[0]?.field].filter((f): f is string => f !== undefined);
-    const list = last ? undefined : model.relations.find((r) => r.from === o.key);
+    const found = last ? undefined : model.relations.find((r) => r.from === o.key && r.field !== null);
+    const list = found && found.field !== null ? { ...found, field: found.field } : undefined;
     if (list) path.push(list.field);
     const next = list && byKey.get(list.to);
     const lines = scalars.map((f) => `${indent}${f}`);

@@ -17,7 +17,7 @@ type Mutation {
   moveNote(folderId: ID!, noteId: ID!): Folder! @reorder(relation: "folder_has_notes", argument: "noteId")
 }
 type PageInfo { hasNextPage: Boolean! }
-type Member @object(typeNumber: 7, table: "members") {
+type Member @object(typeNumber: 7, table: "members") @list(table: "member_wrote_notes", to: "Note") {
   handle: String! @stored(format: HANDLE, maxLength: 20, unique: "handle")
   starred(first: Int): NoteConnection! @relation(table: "member_stars_notes", inverse: "note_starred_by_members", timeRange: true)
   starCount: Int! @count(relation: "member_stars_notes")
@@ -31,7 +31,7 @@ type Folder @object(typeNumber: 8, table: "folders", placeWith: "owner") {
 type Note @object(typeNumber: 9, table: "notes", placeWith: "folder") {
   body: String @stored(key: "text")
   folder: Folder @ref(key: "folder_id", owner: false, listedIn: "folder_has_notes", onDelete: DELETE)
-  author: Member @ref(key: "author_id", owner: true)
+  author: Member @ref(key: "author_id", owner: true, listedIn: "member_wrote_notes")
   starredBy(first: Int): MemberConnection! @relation(table: "note_starred_by_members", inverse: "member_stars_notes")
   viewerStarred: Boolean! @viewerEdge(relation: "member_stars_notes")
 }
@@ -80,18 +80,19 @@ describe('parseModel: a graph declared in SDL directives, read into plain data',
   test('references: target, owner, the list they write, what a delete does', () => {
     assert.deepEqual(m.objects[2]!.refs, [
       { field: 'folder', key: 'folder_id', to: 'folder', owner: false, listedIn: 'folder_has_notes', onDelete: 'DELETE' },
-      { field: 'author', key: 'author_id', to: 'member', owner: true, listedIn: null, onDelete: 'UNLINK' },
+      { field: 'author', key: 'author_id', to: 'member', owner: true, listedIn: 'member_wrote_notes', onDelete: 'UNLINK' },
     ]);
   });
 
-  test('relations: direction from the connection, inverse, order, and who writes each', () => {
+  test('relations: direction from the connection (or @list on the type, shown by no field), inverse, order, and who writes each', () => {
     assert.deepEqual(
-      m.relations.map((r) => [r.table, r.from, r.to, r.inverse, r.order, r.timeRange, r.writer]),
+      m.relations.map((r) => [r.table, r.field, r.from, r.to, r.inverse, r.order, r.timeRange, r.writer]),
       [
-        ['member_stars_notes', 'member', 'note', 'note_starred_by_members', 'TIME', true, 'VIEWER'],
-        ['member_has_folders', 'member', 'folder', null, 'TIME', false, 'REF'],
-        ['folder_has_notes', 'folder', 'note', null, 'OWNER', false, 'REF'],
-        ['note_starred_by_members', 'note', 'member', 'member_stars_notes', 'TIME', false, 'INVERSE'],
+        ['member_stars_notes', 'starred', 'member', 'note', 'note_starred_by_members', 'TIME', true, 'VIEWER'],
+        ['member_has_folders', 'folders', 'member', 'folder', null, 'TIME', false, 'REF'],
+        ['member_wrote_notes', null, 'member', 'note', null, 'TIME', false, 'REF'],
+        ['folder_has_notes', 'notes', 'folder', 'note', null, 'OWNER', false, 'REF'],
+        ['note_starred_by_members', 'starredBy', 'note', 'member', 'member_stars_notes', 'TIME', false, 'INVERSE'],
       ],
     );
   });
@@ -135,6 +136,8 @@ describe('parseModel: a wrong declaration is refused with every problem named', 
     { name: 'a mutation argument that does not exist', from: 'argument: "noteId")\n  unstar', to: 'argument: "pinId")\n  unstar', want: /Mutation.star @relate: expected an argument 'pinId'/ },
     { name: 'a reorder of a list without an owner order', from: '@reorder(relation: "folder_has_notes"', to: '@reorder(relation: "member_stars_notes"', want: /has no owner's order/ },
     { name: 'a list given as a plain list, not a connection', from: 'folders(first: Int): FolderConnection!', to: 'folders(first: Int): [Folder!]!', want: /expected a connection type \(edges \{ node \}\), got Folder/ },
+    { name: 'a hidden list to a type that is no object', from: 'to: "Note")', to: 'to: "PageInfo")', want: /^Member @list: PageInfo is not an @object type$/ },
+    { name: 'a hidden list nothing writes', from: ', listedIn: "member_wrote_notes")', to: ')', want: /^Member @list\(table: "member_wrote_notes"\): nothing writes it/ },
     { name: 'two directives on one field', from: 'starCount: Int! @count(relation: "member_stars_notes")', to: 'starCount: Int! @count(relation: "member_stars_notes") @viewerEdge(relation: "member_stars_notes")', want: /expected at most one of/ },
   ];
   for (const c of cases) {
