@@ -69,8 +69,12 @@ export function parsePlan(text: string): ImportPlan {
 export interface ChunkOutcome {
   readonly read: number;
   readonly written: number;
+  /** Source rows of which nothing is in the shards. */
   readonly rejected: number;
-  /** The first reasons rows were rejected, one line each. */
+  /**
+   * The first rows rejected (`rejected: …`) or imported with something of theirs left out
+   * (`imported: …`), one line each, naming the source's old IDs and spellings.
+   */
   readonly notes: string[];
 }
 
@@ -95,9 +99,17 @@ class Outcome {
   written = 0;
   rejected = 0;
   readonly notes: string[] = [];
+  /** Rows not imported at all: counted, and noted. */
   reject(n: number, why: string): void {
     this.rejected += n;
-    if (this.notes.length < MAX_NOTES) this.notes.push(why);
+    this.#note(`rejected: ${why}`);
+  }
+  /** A row imported, but without something the source gives it (a repin's original, a username): noted, not counted as rejected. */
+  imported(why: string): void {
+    this.#note(`imported: ${why}`);
+  }
+  #note(line: string): void {
+    if (this.notes.length < MAX_NOTES) this.notes.push(line);
   }
   result(): ChunkOutcome {
     return { read: this.read, written: this.written, rejected: this.rejected, notes: this.notes };
@@ -133,8 +145,9 @@ function times(schema: SourceSchema, row: SourceRow): { createdAt: number; updat
 interface Prepared {
   readonly shard: number;
   readonly item: ImportObject;
-  /** A repin's original (new ID), for the repin edge. */
+  /** A repin's original (new ID), for the repin edge, and its old ID (for notes). */
   readonly via?: bigint;
+  readonly viaOld?: string;
   readonly username?: string;
   readonly email?: string;
 }
@@ -200,17 +213,16 @@ async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pin
           out.reject(1, `pin ${oldId}: pinned by ${oldIdOf(row.pinner)} on board ${oldIdOf(row.board)} of another user (a pin lives with its board's owner)`);
           continue;
         }
-        const via = row.via == null ? undefined : originals.get(oldIdOf(row.via));
-        if (table === 'repins' && via === undefined) {
-          out.reject(1, `repin ${oldId}: its original ${oldIdOf(row.via)} was not imported`);
-          continue;
-        }
+        const viaOld = row.via == null ? undefined : oldIdOf(row.via);
+        const via = viaOld === undefined ? undefined : originals.get(viaOld);
+        // The pins phase made it already (a pin of its pinner, on their board, in their counts): it stays a plain pin.
+        if (table === 'repins' && via === undefined) out.imported(`repin ${oldId}: its original ${viaOld} was not imported, so it is a plain pin (via: null)`);
         const refs = { board_id: formatId(board), pinner_id: formatId(pinner), via_pin_id: via === undefined ? undefined : formatId(via) };
         const data = buildBlob(jsonObject(row.data), fieldsOf(schema.pins, row), refs);
         prepared.push({
           shard: shardOf(board),
           item: { oldId, data, ...times(schema, row), parents: [{ table: 'board_has_pins', from: board }, { table: 'user_has_pins', from: pinner }] },
-          ...(via !== undefined ? { via } : {}),
+          ...(via !== undefined ? { via, viaOld } : {}),
         });
       }
       return prepared;
@@ -251,7 +263,7 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
       updated.push(...r.updated);
       lists.push(...r.lists.map((l) => listCacheKey(l.table, l.from)));
       if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${r.refused.slice(0, 5).join(', ')}: a parent is deleted in the shards`);
-      if (r.moved.length > 0) out.reject(r.moved.length, `${type} ${r.moved.slice(0, 5).join(', ')}: the source moved it to another parent since it was imported (left where it is)`);
+      if (r.moved.length > 0) out.imported(`${type} ${r.moved.slice(0, 5).join(', ')}: the source moved it to another parent since it was imported, so it is left where it is, as it was`);
     }),
   );
   const createdAt = new Map(prepared.map((p) => [p.item.oldId, p.item.createdAt]));
@@ -319,8 +331,10 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       await placeAll(deps, TYPE_OF[table], await prepareObjects(deps, table, rows, out), out);
       break;
     case 'repins': {
-      // Every pin exists now: the blob names its original, and the original lists it.
-      const prepared = await prepareObjects(deps, table, rows, out);
+      // Every pin of the source went through the pins phase, which made it or reported why not (a
+      // repin is read again only to be given its original: the blob names it, and the original lists it).
+      const made = await resolve(deps, 'pin', rows.map((r) => oldIdOf(r.id)));
+      const prepared = await prepareObjects(deps, table, rows.filter((r) => made.has(oldIdOf(r.id))), out);
       const ids = await placeAll(deps, 'pin', prepared, out);
       const edges = prepared.flatMap((p) => {
         const pin = ids.get(p.item.oldId);
@@ -328,7 +342,12 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       });
       const added = await deps.storage.imports.addEdges('pin_repinned_as_pins', edges, deps.ctx);
       out.written += added.written;
-      if (added.refused.length > 0) out.reject(added.refused.length, `pin_repinned_as_pins: ${added.refused.length} repins of pins deleted in the shards`);
+      // The repin stays, naming its original as a repin made through the gateway does once its original is deleted.
+      const byPin = new Map(prepared.map((p) => [ids.get(p.item.oldId), p]));
+      for (const e of added.refused) {
+        const p = byPin.get(e.to)!;
+        out.imported(`repin ${p.item.oldId}: its original ${p.viaOld} is deleted in the shards, so it is not among the original's repins (via: null)`);
+      }
       const lists = [...new Set(added.inserted.map((e) => listCacheKey('pin_repinned_as_pins', e.from)))];
       if (lists.length > 0) await deps.storage.mappings.invalidate(lists, deps.ctx);
       break;
