@@ -262,8 +262,8 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
       out.written += r.written;
       updated.push(...r.updated);
       lists.push(...r.lists.map((l) => listCacheKey(l.table, l.from)));
-      if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${r.refused.slice(0, 5).join(', ')}: a parent is deleted in the shards`);
-      if (r.moved.length > 0) out.imported(`${type} ${r.moved.slice(0, 5).join(', ')}: the source moved it to another parent since it was imported, so it is left where it is, as it was`);
+      if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${listed(r.refused)}: a parent is deleted in the shards`);
+      if (r.moved.length > 0) out.imported(`${type} ${listed(r.moved)}: the source moved it to another parent since it was imported, so it is left where it is, as it was`);
     }),
   );
   const createdAt = new Map(prepared.map((p) => [p.item.oldId, p.item.createdAt]));
@@ -279,34 +279,56 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
   return ids;
 }
 
-/** Usernames and emails claimed for imported users; a name someone else holds is reported, not taken. */
+/** The first few of a list of old IDs or edges, and how many more: `3, 5, 8, 13, 21 and 4 more`. */
+function listed(items: readonly string[]): string {
+  return items.length <= 5 ? items.join(', ') : `${items.slice(0, 5).join(', ')} and ${items.length - 5} more`;
+}
+
+/**
+ * Usernames and emails claimed for imported users. A name someone else holds is not taken: the user
+ * is imported without it (the name does not lead to them), and the note names the source's row and
+ * spelling and the holder (by its old ID when this source made it), so the operator can fix the source.
+ */
 async function claimNames(deps: ImportDeps, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, out: Outcome): Promise<void> {
   for (const ns of ['username', 'email'] as const) {
     const entries = prepared.flatMap((p) => {
       const key = ns === 'username' ? p.username : p.email;
       const id = ids.get(p.item.oldId);
-      return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt }] : [];
+      return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt, p }] : [];
     });
     if (entries.length === 0) continue;
     const r = await deps.storage.imports.putLookups(ns, entries, deps.ctx);
     out.written += r.inserted;
-    for (const c of r.conflicts) out.reject(1, `user ${c.wanted}: the ${ns} ${JSON.stringify(c.key)} is taken by ${c.holder}`);
+    if (r.conflicts.length === 0) continue;
+    const byId = new Map(entries.map((e) => [e.id, e.p]));
+    const holders = await deps.storage.imports.oldIdsOf(deps.plan.source, 'user', r.conflicts.map((c) => c.holder), deps.ctx);
+    for (const c of r.conflicts) {
+      const p = byId.get(c.wanted)!;
+      const holderOld = holders.get(c.holder);
+      const holder = holderOld !== undefined ? `user ${holderOld} of this source` : `user ${c.holder}, not imported from this source`;
+      out.imported(`user ${p.item.oldId}: the ${ns} ${JSON.stringify(ns === 'username' ? p.username : p.email)} is taken by ${holder}, so it does not lead to this user`);
+    }
   }
 }
 
-/** Edges of one relation, both directions; a pair whose other side is deleted is undone as the product's writes undo it. */
-async function relate(deps: ImportDeps, rel: (typeof RELATIONS)[keyof typeof RELATIONS], edges: readonly NewEdge[], out: Outcome): Promise<void> {
+/**
+ * Edges of one relation, both directions; a pair whose other side is deleted is undone as the
+ * product's writes undo it. `names`: each edge (`from:to`, new IDs) as the source names it (`3 → 8`).
+ */
+async function relate(deps: ImportDeps, table: 'likes' | 'follows' | 'boardFollows', edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
   const { storage, ctx } = deps;
+  const rel = RELATIONS[table];
+  const named = (list: readonly NewEdge[]): string => listed(list.map((e) => names.get(`${e.from}:${e.to}`)!));
   const fwd = await storage.imports.addEdges(rel.forward, edges, ctx);
   const refusedFrom = new Set(fwd.refused.map((e) => `${e.from}:${e.to}`));
-  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${rel.forward}: ${fwd.refused.length} edges of users deleted in the shards`);
+  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${table} ${named(fwd.refused)}: the user is deleted in the shards`);
   const rev = await storage.imports.addEdges(
     rel.reverse,
     edges.filter((e) => !refusedFrom.has(`${e.from}:${e.to}`)).map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })),
     ctx,
   );
   for (const e of rev.refused) await runStep(storage, { kind: 'syncReverse', table: rel.forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
-  if (rev.refused.length > 0) out.reject(rev.refused.length, `${rel.reverse}: ${rev.refused.length} edges to objects deleted in the shards`);
+  if (rev.refused.length > 0) out.reject(rev.refused.length, `${table} ${named(rev.refused.map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })))}: the ${rel.to} is deleted in the shards`);
   out.written += fwd.written + rev.written;
   const lists = [...new Set([...fwd.inserted.map((e) => listCacheKey(rel.forward, e.from)), ...rev.inserted.map((e) => listCacheKey(rel.reverse, e.from))])];
   if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
@@ -358,6 +380,7 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       const rel = RELATIONS[table];
       const [froms, tos] = await Promise.all([resolve(deps, 'user', rows.map((r) => oldIdOf(r.f))), resolve(deps, rel.to, rows.map((r) => oldIdOf(r.t)))]);
       const edges: NewEdge[] = [];
+      const names = new Map<string, string>();
       for (const row of rows) {
         const f = froms.get(oldIdOf(row.f));
         const t = tos.get(oldIdOf(row.t));
@@ -370,8 +393,9 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
           continue;
         }
         edges.push({ from: f, to: t, sequence: timeOf(row.created_at, deps.plan.schema.timeUnit) });
+        names.set(`${f}:${t}`, `${oldIdOf(row.f)} → ${oldIdOf(row.t)}`);
       }
-      await relate(deps, rel, edges, out);
+      await relate(deps, table, edges, names, out);
       break;
     }
   }
