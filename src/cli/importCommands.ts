@@ -449,7 +449,7 @@ const importCommand: Command = {
           if (json) {
             println(ctx.stdout, JSON.stringify({ run: run.run, since: plan.since, read: total('rowsRead'), written: total('written'), rejected: total('rejected'), deleted: deletedSoFar(done), repaired: repaired.completed, ms, tables: progress, notes }));
           } else {
-            for (const note of notes) println(ctx.stdout, `rejected: ${note}`);
+            for (const note of notes) println(ctx.stdout, note);
             println(ctx.stdout, `run ${run.run} of ${setup.label}: ${n(total('rowsRead'))} rows read, ${n(total('written'))} rows written, ${n(total('rejected'))} rejected in ${seconds(ms)} (${ms > 0 ? n(Math.round((total('rowsRead') * 1000) / ms)) : '-'} rows/s)${plan.deletes ? `; ${n(deletedSoFar(done))} objects and edges deleted as the source deleted them${repaired.completed > 0 ? `, ${n(repaired.completed)} interrupted deletes completed` : ''}` : ''}`);
           }
           return 0;

@@ -70,8 +70,12 @@ export function parsePlan(text: string): ImportPlan {
 export interface ChunkOutcome {
   readonly read: number;
   readonly written: number;
+  /** Source rows of which nothing is in the shards. */
   readonly rejected: number;
-  /** The first reasons rows were rejected, one line each. */
+  /**
+   * The first rows rejected (`rejected: …`) or imported with something of theirs left out
+   * (`imported: …`), one line each, naming the source's old IDs and spellings.
+   */
   readonly notes: string[];
 }
 
@@ -96,9 +100,17 @@ class Outcome {
   written = 0;
   rejected = 0;
   readonly notes: string[] = [];
+  /** Rows not imported at all: counted, and noted. */
   reject(n: number, why: string): void {
     this.rejected += n;
-    if (this.notes.length < MAX_NOTES) this.notes.push(why);
+    this.#note(`rejected: ${why}`);
+  }
+  /** A row imported, but without something the source gives it (a repin's original, a username): noted, not counted as rejected. */
+  imported(why: string): void {
+    this.#note(`imported: ${why}`);
+  }
+  #note(line: string): void {
+    if (this.notes.length < MAX_NOTES) this.notes.push(line);
   }
   result(): ChunkOutcome {
     return { read: this.read, written: this.written, rejected: this.rejected, notes: this.notes };
@@ -134,8 +146,9 @@ function times(schema: SourceSchema, row: SourceRow): { createdAt: number; updat
 interface Prepared {
   readonly shard: number;
   readonly item: ImportObject;
-  /** A repin's original (new ID), for the repin edge. */
+  /** A repin's original (new ID), for the repin edge, and its old ID (for notes). */
   readonly via?: bigint;
+  readonly viaOld?: string;
   readonly username?: string;
   readonly email?: string;
 }
@@ -201,17 +214,16 @@ async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pin
           out.reject(1, `pin ${oldId}: pinned by ${oldIdOf(row.pinner)} on board ${oldIdOf(row.board)} of another user (a pin lives with its board's owner)`);
           continue;
         }
-        const via = row.via == null ? undefined : originals.get(oldIdOf(row.via));
-        if (table === 'repins' && via === undefined) {
-          out.reject(1, `repin ${oldId}: its original ${oldIdOf(row.via)} was not imported`);
-          continue;
-        }
+        const viaOld = row.via == null ? undefined : oldIdOf(row.via);
+        const via = viaOld === undefined ? undefined : originals.get(viaOld);
+        // The pins phase made it already (a pin of its pinner, on their board, in their counts): it stays a plain pin.
+        if (table === 'repins' && via === undefined) out.imported(`repin ${oldId}: its original ${viaOld} was not imported, so it is a plain pin (via: null)`);
         const refs = { board_id: formatId(board), pinner_id: formatId(pinner), via_pin_id: via === undefined ? undefined : formatId(via) };
         const data = buildBlob(jsonObject(row.data), fieldsOf(schema.pins, row), refs);
         prepared.push({
           shard: shardOf(board),
           item: { oldId, data, ...times(schema, row), parents: [{ table: 'board_has_pins', from: board }, { table: 'user_has_pins', from: pinner }] },
-          ...(via !== undefined ? { via } : {}),
+          ...(via !== undefined ? { via, viaOld } : {}),
         });
       }
       return prepared;
@@ -251,8 +263,8 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
       out.written += r.written;
       updated.push(...r.updated);
       lists.push(...r.lists.map((l) => listCacheKey(l.table, l.from)));
-      if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${r.refused.slice(0, 5).join(', ')}: a parent is deleted in the shards`);
-      if (r.moved.length > 0) out.reject(r.moved.length, `${type} ${r.moved.slice(0, 5).join(', ')}: the source moved it to another parent since it was imported (left where it is)`);
+      if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${listed(r.refused)}: a parent is deleted in the shards`);
+      if (r.moved.length > 0) out.imported(`${type} ${listed(r.moved)}: the source moved it to another parent since it was imported, so it is left where it is, as it was`);
     }),
   );
   const createdAt = new Map(prepared.map((p) => [p.item.oldId, p.item.createdAt]));
@@ -268,34 +280,56 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
   return ids;
 }
 
-/** Usernames and emails claimed for imported users; a name someone else holds is reported, not taken. */
+/** The first few of a list of old IDs or edges, and how many more: `3, 5, 8, 13, 21 and 4 more`. */
+function listed(items: readonly string[]): string {
+  return items.length <= 5 ? items.join(', ') : `${items.slice(0, 5).join(', ')} and ${items.length - 5} more`;
+}
+
+/**
+ * Usernames and emails claimed for imported users. A name someone else holds is not taken: the user
+ * is imported without it (the name does not lead to them), and the note names the source's row and
+ * spelling and the holder (by its old ID when this source made it), so the operator can fix the source.
+ */
 async function claimNames(deps: ImportDeps, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, out: Outcome): Promise<void> {
   for (const ns of ['username', 'email'] as const) {
     const entries = prepared.flatMap((p) => {
       const key = ns === 'username' ? p.username : p.email;
       const id = ids.get(p.item.oldId);
-      return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt }] : [];
+      return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt, p }] : [];
     });
     if (entries.length === 0) continue;
     const r = await deps.storage.imports.putLookups(ns, entries, deps.ctx);
     out.written += r.inserted;
-    for (const c of r.conflicts) out.reject(1, `user ${c.wanted}: the ${ns} ${JSON.stringify(c.key)} is taken by ${c.holder}`);
+    if (r.conflicts.length === 0) continue;
+    const byId = new Map(entries.map((e) => [e.id, e.p]));
+    const holders = await deps.storage.imports.oldIdsOf(deps.plan.source, 'user', r.conflicts.map((c) => c.holder), deps.ctx);
+    for (const c of r.conflicts) {
+      const p = byId.get(c.wanted)!;
+      const holderOld = holders.get(c.holder);
+      const holder = holderOld !== undefined ? `user ${holderOld} of this source` : `user ${c.holder}, not imported from this source`;
+      out.imported(`user ${p.item.oldId}: the ${ns} ${JSON.stringify(ns === 'username' ? p.username : p.email)} is taken by ${holder}, so it does not lead to this user`);
+    }
   }
 }
 
-/** Edges of one relation, both directions; a pair whose other side is deleted is undone as the product's writes undo it. */
-async function relate(deps: ImportDeps, rel: (typeof RELATIONS)[keyof typeof RELATIONS], edges: readonly NewEdge[], out: Outcome): Promise<void> {
+/**
+ * Edges of one relation, both directions; a pair whose other side is deleted is undone as the
+ * product's writes undo it. `names`: each edge (`from:to`, new IDs) as the source names it (`3 → 8`).
+ */
+async function relate(deps: ImportDeps, table: 'likes' | 'follows' | 'boardFollows', edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
   const { storage, ctx } = deps;
+  const rel = RELATIONS[table];
+  const named = (list: readonly NewEdge[]): string => listed(list.map((e) => names.get(`${e.from}:${e.to}`)!));
   const fwd = await storage.imports.addEdges(rel.forward, edges, ctx);
   const refusedFrom = new Set(fwd.refused.map((e) => `${e.from}:${e.to}`));
-  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${rel.forward}: ${fwd.refused.length} edges of users deleted in the shards`);
+  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${table} ${named(fwd.refused)}: the user is deleted in the shards`);
   const rev = await storage.imports.addEdges(
     rel.reverse,
     edges.filter((e) => !refusedFrom.has(`${e.from}:${e.to}`)).map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })),
     ctx,
   );
   for (const e of rev.refused) await runStep(storage, { kind: 'syncReverse', table: rel.forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
-  if (rev.refused.length > 0) out.reject(rev.refused.length, `${rel.reverse}: ${rev.refused.length} edges to objects deleted in the shards`);
+  if (rev.refused.length > 0) out.reject(rev.refused.length, `${table} ${named(rev.refused.map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })))}: the ${rel.to} is deleted in the shards`);
   out.written += fwd.written + rev.written;
   const lists = [...new Set([...fwd.inserted.map((e) => listCacheKey(rel.forward, e.from)), ...rev.inserted.map((e) => listCacheKey(rel.reverse, e.from))])];
   if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
@@ -320,8 +354,10 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       await placeAll(deps, TYPE_OF[table], await prepareObjects(deps, table, rows, out), out);
       break;
     case 'repins': {
-      // Every pin exists now: the blob names its original, and the original lists it.
-      const prepared = await prepareObjects(deps, table, rows, out);
+      // Every pin of the source went through the pins phase, which made it or reported why not (a
+      // repin is read again only to be given its original: the blob names it, and the original lists it).
+      const made = await resolve(deps, 'pin', rows.map((r) => oldIdOf(r.id)));
+      const prepared = await prepareObjects(deps, table, rows.filter((r) => made.has(oldIdOf(r.id))), out);
       const ids = await placeAll(deps, 'pin', prepared, out);
       const edges = prepared.flatMap((p) => {
         const pin = ids.get(p.item.oldId);
@@ -329,7 +365,12 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       });
       const added = await deps.storage.imports.addEdges('pin_repinned_as_pins', edges, deps.ctx);
       out.written += added.written;
-      if (added.refused.length > 0) out.reject(added.refused.length, `pin_repinned_as_pins: ${added.refused.length} repins of pins deleted in the shards`);
+      // The repin stays, naming its original as a repin made through the gateway does once its original is deleted.
+      const byPin = new Map(prepared.map((p) => [ids.get(p.item.oldId), p]));
+      for (const e of added.refused) {
+        const p = byPin.get(e.to)!;
+        out.imported(`repin ${p.item.oldId}: its original ${p.viaOld} is deleted in the shards, so it is not among the original's repins (via: null)`);
+      }
       const lists = [...new Set(added.inserted.map((e) => listCacheKey('pin_repinned_as_pins', e.from)))];
       if (lists.length > 0) await deps.storage.mappings.invalidate(lists, deps.ctx);
       break;
@@ -340,6 +381,7 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
       const rel = RELATIONS[table];
       const [froms, tos] = await Promise.all([resolve(deps, 'user', rows.map((r) => oldIdOf(r.f))), resolve(deps, rel.to, rows.map((r) => oldIdOf(r.t)))]);
       const edges: NewEdge[] = [];
+      const names = new Map<string, string>();
       for (const row of rows) {
         const f = froms.get(oldIdOf(row.f));
         const t = tos.get(oldIdOf(row.t));
@@ -352,8 +394,9 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
           continue;
         }
         edges.push({ from: f, to: t, sequence: timeOf(row.created_at, deps.plan.schema.timeUnit) });
+        names.set(`${f}:${t}`, `${oldIdOf(row.f)} → ${oldIdOf(row.t)}`);
       }
-      await relate(deps, rel, edges, out);
+      await relate(deps, table, edges, names, out);
       break;
     }
   }

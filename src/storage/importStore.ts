@@ -286,16 +286,18 @@ export class ImportStore {
 
   /**
    * Records mod-shard lookups (`INSERT IGNORE`, one round trip per host) and returns how many rows
-   * were new and the keys already held by another ID (a username taken, …).
+   * were new and the keys already held by another ID (a username taken, …). Two entries of one key
+   * (`alice` and `ALICE`): the first is inserted, and the other is a conflict like any other.
    */
   async putLookups(namespace: string, entries: readonly { key: string; id: bigint; createdAt: number }[], ctx: OpContext = {}): Promise<{ inserted: number; conflicts: { key: string; holder: bigint; wanted: bigint }[] }> {
     const count = this.#router.topology.doc.modShard.count;
-    const located = [...new Map(entries.map((e) => [normalizeLookupKey(e.key), { ...e, key: normalizeLookupKey(e.key) }])).values()].map((e) => ({ ...e, mod: modShardOf(e.key, count) }));
+    const located = entries.map((e) => ({ ...e, key: normalizeLookupKey(e.key), mod: modShardOf(normalizeLookupKey(e.key), count) }));
     let inserted = 0;
     const conflicts: { key: string; holder: bigint; wanted: bigint }[] = [];
     await Promise.all(
       [...groupBy(located, (e) => this.#router.hostOfModShard(e.mod))].map(async ([host, list]) => {
-        const byMod = groupBy(list, (e) => e.mod);
+        const firsts = [...new Map([...list].reverse().map((e) => [e.key, e])).values()];
+        const byMod = groupBy(firsts, (e) => e.mod);
         const statements: Statement[] = [];
         for (const [mod, es] of byMod) {
           for (const st of statementsOf(
@@ -363,6 +365,28 @@ export class ImportStore {
       ctx,
     );
     return new Map(rows.map((r) => [String(r.old_id), BigInt(r.new_id as string)]));
+  }
+
+  /**
+   * The old IDs of objects of one source and type by their new IDs (new → old), from the shards' own
+   * maps; an ID the source did not make is absent. For notes that must name the source's rows: rare,
+   * so a scan of the source's rows of that type on each shard asked is acceptable.
+   */
+  async oldIdsOf(source: string, type: ObjectType, ids: readonly bigint[], ctx: OpContext = {}): Promise<Map<bigint, string>> {
+    const out = new Map<bigint, string>();
+    await Promise.all(
+      [...groupBy([...new Set(ids)], (id) => shardOf(id))].map(async ([shard, list]) => {
+        const rows = await this.#router.query(
+          this.#router.writableHostOfShard(shard),
+          [shard],
+          `SELECT old_id, new_id FROM ${shardDatabase(shard)}.import_ids WHERE source = ? AND type = ? AND new_id IN (${integerList(list)})`,
+          [source, OBJECT_TYPES[type]],
+          ctx,
+        );
+        for (const r of rows) out.set(BigInt(r.new_id as string), String(r.old_id));
+      }),
+    );
+    return out;
   }
 
   /**

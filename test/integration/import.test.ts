@@ -721,3 +721,150 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     assert.match(text.stdout, /: 2 differences/);
   });
 });
+
+/**
+ * A legacy source with awkward rows, imported while workers and the CLI are SIGKILLed: every row has
+ * one outcome (imported, or rejected and written nowhere), and the result's notes, its `rejected`
+ * count, `--find`, the gateway's counts and `via` all say the same, naming the source's old IDs and
+ * spellings. Runs after the suite above (it adds objects of another source label to the shards).
+ */
+describe('Import: awkward rows have one outcome each, and the notes name the source\'s rows', () => {
+  const ODD_DB = 'import_odd';
+  let oddUrl: string;
+  let odd: mysql.Connection;
+  const BIG = 1152921511606846900n;
+  const users: { id: number; name: string }[] = [];
+  const boardOf = new Map<number, number>();
+  /** Originals pinned on another user's board (rejected), their repins, repins of originals the source does not have. */
+  const rejectedOriginals: { id: bigint; pinner: number; board: number }[] = [];
+  const orphanRepins: { id: bigint; via: bigint; pinner: number }[] = [];
+  let plainRepin: { id: bigint; via: bigint };
+
+  before(async () => {
+    const h = env.stack.mysql.hosts[0]!;
+    const owner = env.stack.mysql.admin!;
+    odd = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: owner.user, password: owner.password, supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true });
+    await odd.query(`DROP DATABASE IF EXISTS ${ODD_DB}`);
+    await odd.query(`CREATE DATABASE ${ODD_DB}`);
+    await odd.query(`GRANT SELECT ON ${ODD_DB}.* TO '${SOURCE_USER}'@'%'`);
+    await odd.query(`USE ${ODD_DB}`);
+    // No foreign keys, and usernames unique only byte for byte: `alice` and `ALICE` are two rows.
+    for (const ddl of SOURCE_DDL) await odd.query(ddl.replace(/,\s*FOREIGN KEY \([a-z_]+\) REFERENCES [a-z_]+ \([a-z_]+\)/g, '').replace('username VARCHAR(64) NOT NULL', 'username VARCHAR(64) COLLATE utf8mb4_bin NOT NULL'));
+    oddUrl = `mysql://${SOURCE_USER}@${h.primary.host}:${h.primary.port}/${ODD_DB}`;
+
+    for (const name of ['alice', 'ALICE', 'bob']) users.push({ id: 10 + 3 * users.length, name });
+    for (let i = 0; i < 30; i++) users.push({ id: 100 + 3 * i, name: `filler_${i}` });
+    const t = (k: number): number => T0 + k * 1000;
+    await odd.query(`INSERT INTO users (id, username, email, data, created_at, updated_at) VALUES ${users.map((u, i) => `(${u.id}, ${mysql.escape(u.name)}, NULL, ${mysql.escape(JSON.stringify({ username: u.name, displayName: `Person ${u.id}` }))}, ${t(i)}, ${t(i)})`).join(',')}`);
+    users.forEach((u, i) => boardOf.set(u.id, 5000 + i));
+    await odd.query(`INSERT INTO boards (id, owner_id, data, created_at, updated_at) VALUES ${users.map((u, i) => `(${boardOf.get(u.id)}, ${u.id}, '{"name":"B${i}"}', ${t(i)}, ${t(i)})`).join(',')}`);
+    const fillers = users.slice(3);
+    const bob = users[2]!.id;
+    const pins: string[] = [];
+    const pin = (id: bigint, board: number, pinner: number, via: bigint | null, k: number): void =>
+      void pins.push(`(${id}, ${board}, ${pinner}, ${via ?? 'NULL'}, '{"title":"P${id}"}', ${t(k)}, ${t(k)})`);
+    let n = 0;
+    // A plain pin of each filler, and one repin of one of them (an ordinary repin, for contrast).
+    fillers.forEach((u) => pin(BIG + BigInt(n), boardOf.get(u.id)!, u.id, null, n++));
+    plainRepin = { id: BIG + BigInt(n), via: BIG };
+    pin(plainRepin.id, boardOf.get(fillers[1]!.id)!, fillers[1]!.id, plainRepin.via, n++);
+    for (let i = 0; i < 6; i++) {
+      // Pinned by a filler on bob's board: rejected (a pin lives with its board's owner) ...
+      const original = { id: BIG + BigInt(n), pinner: fillers[i]!.id, board: boardOf.get(bob)! };
+      pin(original.id, original.board, original.pinner, null, n++);
+      rejectedOriginals.push(original);
+      // ... and repinned by another filler, on their own board: a real pin of theirs.
+      const repinner = fillers[10 + i]!.id;
+      const r = { id: BIG + BigInt(n), via: original.id, pinner: repinner };
+      pin(r.id, boardOf.get(repinner)!, repinner, r.via, n++);
+      orphanRepins.push(r);
+    }
+    for (let i = 0; i < 2; i++) {
+      // Repins of a pin the source does not have at all (no foreign key kept it).
+      const repinner = fillers[20 + i]!.id;
+      const r = { id: BIG + BigInt(n), via: BIG + 900n + BigInt(i), pinner: repinner };
+      pin(r.id, boardOf.get(repinner)!, repinner, r.via, n++);
+      orphanRepins.push(r);
+    }
+    await odd.query(`INSERT INTO pins (id, board_id, pinner_id, via_pin_id, data, created_at, updated_at) VALUES ${pins.join(',')}`);
+  });
+
+  after(async () => {
+    await odd?.end();
+  });
+
+  test('a repin whose original is not imported is a plain pin of its pinner, noted; a taken username is noted with the source\'s row and spelling; the same after SIGKILLs', async () => {
+    const args = ['import', '--from', oddUrl, '--chunk-rows', '3', '--json'];
+    const [w1, w2] = await Promise.all([worker(), worker()]);
+    // The CLI and a worker SIGKILLed at a random point of the pass (44 chunks: users 11, boards 11, pins 15,
+    // then repins 3 and the 4 empty tables), then the same command again.
+    const killAt = 12 + Math.floor(rngFor(SEED + 1)() * 25);
+    const run = startCli(args);
+    await eventually(`${killAt} chunks done`, async () => {
+      const r = await env.storage.imports.latestRun(ODD_DB);
+      return r && (await env.storage.imports.chunks(ODD_DB, r.run)).size >= killAt ? true : undefined;
+    }, 60_000);
+    run.child.kill('SIGKILL');
+    w1.child.kill('SIGKILL');
+    assert.equal((await env.storage.imports.latestRun(ODD_DB))?.finishedAt, null, 'killed while the pass was still running');
+    await run.done;
+    await w1.exited;
+    const w3 = await worker();
+    const again = await runCli(workerEnv(), args);
+    assert.equal(again.code, 0, again.stderr);
+    const result = JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { rejected: number; written: number; notes: string[] };
+
+    const expected = [
+      ...rejectedOriginals.map((o) => `rejected: pin ${o.id}: pinned by ${o.pinner} on board ${o.board} of another user (a pin lives with its board's owner)`),
+      ...orphanRepins.map((r) => `imported: repin ${r.id}: its original ${r.via} was not imported, so it is a plain pin (via: null)`),
+      'imported: user 13: the username "ALICE" is taken by user 10 of this source, so it does not lead to this user',
+    ];
+    assert.deepEqual([...result.notes].sort(), expected.sort());
+    assert.equal(result.rejected, rejectedOriginals.length, 'only the originals pinned on another user\'s board are rejected');
+
+    // --find agrees with the notes: every repin is imported, no rejected original is (the CLI once each
+    // way; the rest through the same mod-shard lookup, a CLI process each being slow on this box).
+    const find = async (what: string): Promise<{ code: number; id: string }> => {
+      const r = await runCli(workerEnv(), ['import', '--from', oddUrl, '--find', what]);
+      return { code: r.code, id: r.stdout.trim() };
+    };
+    const lookup = async (type: ObjectType, ids: readonly bigint[]): Promise<Map<string, bigint>> =>
+      env.storage.imports.lookup(`import:${type}`, ids.map((id) => `${ODD_DB}:${id}`));
+    const rejectedFound = await find(`pin:${rejectedOriginals[0]!.id}`);
+    assert.deepEqual([rejectedFound.code, rejectedFound.id], [1, ''], 'a rejected original is not found');
+    assert.equal((await lookup('pin', rejectedOriginals.map((o) => o.id))).size, 0, 'no rejected original is imported');
+    const repinIds = await lookup('pin', [...orphanRepins, plainRepin].map((r) => r.id));
+    const newOf = new Map([...orphanRepins, plainRepin].map((r) => [String(r.id), String(repinIds.get(`${ODD_DB}:${r.id}`) ?? 'missing')]));
+    const repinFound = await find(`pin:${orphanRepins[0]!.id}`);
+    assert.deepEqual([repinFound.code, repinFound.id], [0, newOf.get(String(orphanRepins[0]!.id))], 'a repin whose original was not imported is found');
+    assert.equal(repinIds.size, orphanRepins.length + 1, 'every repin is imported');
+    const alice13 = await find('user:13');
+    assert.equal(alice13.code, 0, 'user 13 (ALICE) is imported');
+
+    // The gateway agrees: each repin is a plain pin of its pinner, counted in their pinCount; the ordinary repin keeps its original.
+    gw ??= await startTestGateway(env, 'import');
+    const res = await gw.gql(`{ ${[...orphanRepins, plainRepin].map((r, j) => `p${j}: pin(id: "${newOf.get(String(r.id))}") { via { id } pinner { username pinCount } }`).join(' ')}
+      alice: user(username: "alice") { id } ALICE: user(username: "ALICE") { id } u13: node(id: "${alice13.id}") { ... on User { username } } }`);
+    assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
+    for (const [j, r] of orphanRepins.entries()) {
+      const got = res.body.data[`p${j}`];
+      const pinner = users.find((u) => u.id === r.pinner)!;
+      // Each filler has their own pin and this repin (the rejected originals are on bob's board, not theirs).
+      assert.deepEqual(got, { via: null, pinner: { username: pinner.name, pinCount: 2 } }, `repin ${r.id}`);
+    }
+    const plain = res.body.data[`p${orphanRepins.length}`];
+    assert.ok(plain.via?.id, 'an ordinary repin keeps its original');
+    assert.deepEqual(res.body.data.ALICE, res.body.data.alice, 'the username stays with user 10, who claimed it');
+    assert.equal(res.body.data.u13.username, 'ALICE', 'user 13 keeps its own spelling on its profile');
+
+    // A second pass writes nothing and says the same.
+    const second = await runCli(workerEnv(), args);
+    assert.equal(second.code, 0, second.stderr);
+    const r2 = JSON.parse(second.stdout.trim().split('\n').at(-1)!) as { rejected: number; written: number; notes: string[] };
+    assert.deepEqual([r2.written, r2.rejected, [...r2.notes].sort()], [0, rejectedOriginals.length, expected.sort()]);
+    await Promise.all([w2, w3].map(async (w) => {
+      w.child.kill('SIGKILL');
+      await w.exited;
+    }));
+  });
+});
