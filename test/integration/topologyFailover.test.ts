@@ -79,7 +79,7 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     assert.ok(users.some((u) => hostOf(u) === 'mysql001') && users.some((u) => hostOf(u) === 'mysql002'));
 
     const load = startLoad(env.gql, users, { workers: 4, writeShare: 0.4 });
-    await env.until('writes on both hosts', () => ['mysql001', 'mysql002'].every((h) => load.stats.acked.filter((a) => hostOf(a) === h).length >= 10));
+    await env.until('writes on both hosts', () => ['mysql001', 'mysql002'].every((h) => load.stats.acked.filter((a) => hostOf(a) === h).length >= 10), 60_000);
     const semi = await variables(
       victim.primary,
       "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_status', 'Rpl_semi_sync_master_no_tx', 'Rpl_semi_sync_master_yes_tx')",
@@ -236,8 +236,10 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
 
     const load = startLoad(env.gql, users, { workers: 4, writeShare: 0.5 });
     const since = Date.now();
-    await env.until('writes on the promoted host', () => load.stats.acked.filter((a) => hostOf(a) === victim.name && a.at > since).length >= 10, 60_000);
+    // The load stops whether or not the writes came (a load left running keeps the test process alive).
+    const reached = await env.until('writes on the promoted host', () => load.stats.acked.filter((a) => hostOf(a) === victim.name && a.at > since).length >= 10, 60_000).catch((e: unknown) => e);
     const stats = await load.stop();
+    if (reached instanceof Error) throw reached;
     assert.deepEqual(stats.failures, [], 'nothing fails on the promoted map');
     acknowledged.push(...stats.acked);
 
