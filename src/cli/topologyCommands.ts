@@ -248,6 +248,7 @@ export function describeTopology(doc: TopologyDoc): string[] {
     `Shards: ${inRanges} in ranges, ${open} open to new users: ${spansText(doc.shards.open, false)}`,
     `Mod shards: ${doc.modShard.count} (md5(key) mod ${doc.modShard.count})`,
     `Paused shards (writes refused): ${spansText(doc.pausedShards ?? [])}`,
+    `Paused mod shards (writes refused): ${spansText(doc.pausedModShards ?? [])}`,
   ];
 }
 
