@@ -116,6 +116,7 @@ export function diffTopology(a: TopologyDoc | null, b: TopologyDoc): string[] {
   lines.push(
     ...placementLines('mod shards', hosted(before.modShard.ranges), hosted(b.modShard.ranges)),
     ...flagLines(before.pausedShards, b.pausedShards, 'pause writes on shards', 'resume writes on shards'),
+    ...flagLines(before.pausedModShards, b.pausedModShards, 'pause writes on mod shards', 'resume writes on mod shards'),
   );
   if (JSON.stringify(before.idLayout) !== JSON.stringify(b.idLayout)) {
     lines.push(`~ idLayout ${JSON.stringify(before.idLayout)} → ${JSON.stringify(b.idLayout)}`);

@@ -1,5 +1,4 @@
 /** `shardql serve` (the gateway) and `shardql dev` (everything for a fresh machine, then the gateway). */
-import { isDeepStrictEqual } from 'node:util';
 import { mintToken } from '../auth/tokens.ts';
 import { parseTopology, type Topology } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
@@ -9,7 +8,7 @@ import { seconds } from './format.ts';
 import { configFor, println, stackHosts, stackInfo, withEtcd, withStorage } from './runtime.ts';
 import { bringStackUp } from './stackCommands.ts';
 import { spawnWorker, type WorkerProcess } from './workerCommands.ts';
-import { DEFAULT_STACK_SHARDS, ensurePrimariesWritable, printChanges, publishIfUnchanged, readPublished, stackLayout } from './topologyCommands.ts';
+import { DEFAULT_STACK_SHARDS, ensurePrimariesWritable, printChanges, publishIfUnchanged, readPublished, serversOutside, stackLayout } from './topologyCommands.ts';
 
 const STOP_TIMEOUT_MS = 15_000;
 const DEV_TOKEN_TTL_SECONDS = 7 * 86400;
@@ -64,16 +63,32 @@ function step(ctx: CliContext, n: number, text: string): void {
   println(ctx.stdout, `\n[${n}/6] ${text}`);
 }
 
-/** The published topology if it maps exactly the stack's hosts; else publishes the default layout. */
+/**
+ * The map `dev` serves: the published one whenever there is one, else the stack's layout, published.
+ * A published map is never replaced from here: after a promotion it names a stack's replica as its
+ * host's primary, and putting the stack's layout back would make the demoted server the primary again
+ * and hide every write acknowledged since. A map naming servers the stack does not run, or one that is
+ * not valid, is refused: publishing over it is the operator's explicit `topology publish`.
+ */
 async function ensureStackTopology(ctx: CliContext, config: GatewayConfig, hosts: ReturnType<typeof stackHosts>, layout: () => Topology): Promise<Topology> {
   return withEtcd(config, async (etcd) => {
     const current = await readPublished(etcd, config);
-    if (current.topology !== null && isDeepStrictEqual(current.topology.doc.hosts, hosts)) {
-      println(ctx.stdout, `Topology at ${config.topologyKey} (revision ${current.modRevision}) already maps this stack: ${current.topology.doc.shards.ranges.length} ranges, ${current.topology.openShardCount} open shards`);
+    const where = `${config.topologyKey} (revision ${current.modRevision})`;
+    const replace = 'Publish the map to serve explicitly (`shardql topology publish` shows what changes), or set SHARDQL_TOPOLOGY_KEY to another key';
+    if (current.modRevision !== null && current.topology === null) {
+      throw new CliError(`The topology at ${where} is not valid (${current.problem}); \`dev\` does not replace a published map. ${replace}`);
+    }
+    if (current.topology !== null) {
+      const outside = serversOutside(current.topology.doc, hosts);
+      if (outside.length > 0) {
+        throw new CliError(`The topology at ${where} names servers this stack does not run: ${outside.join(', ')}; \`dev\` does not replace a published map. ${replace}`);
+      }
+      const unmapped = Object.keys(hosts).filter((h) => current.topology?.doc.hosts[h] === undefined);
+      println(ctx.stdout, `Serving the topology at ${where}: ${current.topology.doc.shards.ranges.length} ranges, ${current.topology.openShardCount} open shards`);
+      if (unmapped.length > 0) println(ctx.stdout, `  the stack's ${unmapped.join(', ')} are in no map yet (\`shardql topology publish\` or \`topology open-range\` adds them)`);
       return current.topology;
     }
     const next = layout();
-    if (current.topology !== null) println(ctx.stdout, `The published topology names other hosts than this stack's: replacing it.`);
     printChanges(ctx, config, current, next);
     const revision = await publishIfUnchanged(etcd, config.topologyKey, next, current.modRevision);
     println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}`);
@@ -85,8 +100,9 @@ const dev: Command = {
   name: 'dev',
   summary: 'Fresh machine to running gateway: stack up, topology, databases, demo data, GraphiQL and a token',
   details:
-    `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout unless the published one\n` +
-    'already maps the stack, creates the shard databases, loads the demo data once, and serves the gateway in\n' +
+    `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout when no map is published (a\n` +
+    'published one is served as it is, e.g. after a promotion; one naming servers the stack does not run is\n' +
+    'refused), creates the shard databases, loads the demo data once, and serves the gateway in\n' +
     'development mode on $SHARDQL_PORT (default 4000), with one `shardql worker` process beside it (background\n' +
     'jobs: sweeps now, feed fan-out later). Ctrl-C stops both; the stack keeps running.\n' +
     'With --redis-cluster, the gateway and the worker use the stack\'s 3-primary Redis Cluster instead of its single Redis.',

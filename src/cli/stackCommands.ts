@@ -64,13 +64,18 @@ const up: Command = {
 /**
  * Every server starts read-only. After `stack up`, the primaries of the map in force take writes:
  * the map published in the stack's etcd, or, before any is published, the stack's own layout (each
- * host's first primary). A demoted primary is named by neither once a promotion is published, so it
- * stays read-only. Problems are warnings: the stack itself is up.
+ * host's first primary); never the layout over a published map, valid or not. A demoted primary is
+ * named by no published map, so it stays read-only. Problems are warnings: the stack itself is up.
  */
 async function writableForMapInForce(ctx: CliContext, info: StackInfo): Promise<void> {
   try {
     const config = configFor(ctx);
     const published = await withEtcd(config, (etcd) => readPublished(etcd, config));
+    // A map that is published but not valid names no primary anyone can trust: none is made writable.
+    if (published.modRevision !== null && published.topology === null) {
+      println(ctx.stderr, `Warning: the topology at ${config.topologyKey} (revision ${published.modRevision}) is not valid (${published.problem}); no server was made writable. Publish a valid map (\`shardql topology publish\`)`);
+      return;
+    }
     const doc = published.topology?.doc ?? stackLayout(info, DEFAULT_STACK_SHARDS);
     const what = published.topology ? `the published map (revision ${published.modRevision})` : "the stack's layout (no map is published yet)";
     await ensurePrimariesWritable(ctx, config, doc, what);

@@ -6,7 +6,7 @@ import type { Etcd3 } from 'etcd3';
 import { groupBy } from '../core/groupBy.ts';
 import { isShardqlError } from '../core/errors.ts';
 import { MAX_SHARD } from '../core/ids.ts';
-import { evenLayout, parseTopology, type HostedSpan, type Topology, type TopologyDoc } from '../core/topology.ts';
+import { evenLayout, parseTopology, type HostedSpan, type HostSpec, type Topology, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StackInfo } from '../stack/localStack.ts';
 import { ShardAdmin } from '../storage/shardAdmin.ts';
@@ -79,6 +79,22 @@ export async function ensurePrimariesWritable(ctx: CliContext, config: GatewayCo
     println(ctx.stderr, `${report.failed.length} primary(ies) are still read-only: writes to ${report.failed.map((f) => f.host).join(', ')} are refused until \`shardql topology writable\` succeeds`);
   }
   return report.failed.length === 0;
+}
+
+/**
+ * The servers a map names that are none of `hosts`' servers, as `mysql001 primary 10.0.0.5:3306`.
+ * Host names do not count, endpoints do: after a promotion the map names a stack's replica as its
+ * host's primary, and that map is still the stack's.
+ */
+export function serversOutside(doc: TopologyDoc, hosts: Readonly<Record<string, HostSpec>>): string[] {
+  const known = new Set(Object.values(hosts).flatMap((h) => [h.primary, ...(h.replica ? [h.replica] : [])]).map(endpointText));
+  const outside: string[] = [];
+  for (const [name, spec] of Object.entries(doc.hosts)) {
+    for (const [role, server] of [['primary', spec.primary], ['replica', spec.replica]] as const) {
+      if (server !== undefined && !known.has(endpointText(server))) outside.push(`${name} ${role} ${endpointText(server)}`);
+    }
+  }
+  return outside;
 }
 
 /** The layout `publish` builds without --file: shards dealt evenly over the local stack's hosts. */
@@ -232,6 +248,7 @@ export function describeTopology(doc: TopologyDoc): string[] {
     `Shards: ${inRanges} in ranges, ${open} open to new users: ${spansText(doc.shards.open, false)}`,
     `Mod shards: ${doc.modShard.count} (md5(key) mod ${doc.modShard.count})`,
     `Paused shards (writes refused): ${spansText(doc.pausedShards ?? [])}`,
+    `Paused mod shards (writes refused): ${spansText(doc.pausedModShards ?? [])}`,
   ];
 }
 

@@ -14,7 +14,7 @@ import { createStorage } from '../storage/index.ts';
 import { provision } from '../storage/provision.ts';
 import { etcdTopologyStore, TopologyChangedError } from '../topology/etcdTopology.ts';
 import { TopologyOperationError } from '../topology/operations/errors.ts';
-import { moveShards, planMove } from '../topology/operations/moveShards.ts';
+import { moveShards, planMove, SHARD_KINDS, type ShardKind } from '../topology/operations/moveShards.ts';
 import { openRange, planOpenRange } from '../topology/operations/openRange.ts';
 import type { TopologyStore } from '../topology/operations/ports.ts';
 import { checkFenceTarget, planPromotion, promote } from '../topology/operations/promote.ts';
@@ -130,9 +130,10 @@ const openRangeCommand: Command = {
 
 const moveCommand: Command = {
   name: 'topology move',
-  summary: 'Move shards to another host: pause their writes, copy, verify, flip the map, resume',
+  summary: 'Move shards or mod shards to another host: pause their writes, copy, verify, flip the map, resume',
   options: {
     shards: { type: 'string', value: 'A-B', help: 'The shards to move, e.g. 4-7 or 12' },
+    'mod-shards': { type: 'string', value: 'A-B', help: 'Instead of --shards: the mod shards to move (usernames, emails, the import ledger)' },
     to: { type: 'string', value: 'HOST', help: 'Target host (a name in the topology)' },
     'drop-source': { type: 'boolean', help: 'Drop the source databases once every gateway serves the new map (default: kept)' },
     'gateway-timeout': { type: 'string', value: 'MS', help: 'How long to wait for every gateway to serve the pause (default 15000)' },
@@ -142,16 +143,23 @@ const moveCommand: Command = {
     'Writes to just those shards are refused with the retryable WRITES_PAUSED while they are copied; reads go\n' +
     'on (to the source until the flip). The copy is mariadb-dump | mariadb, whole databases, verified by row\n' +
     'counts and CHECKSUM TABLE on both sides before the map changes. Any failure before the flip lifts the\n' +
-    'pause and leaves the map as it was; after a crash, running the same command again resumes.',
+    'pause and leaves the map as it was; after a crash, running the same command again resumes.\n' +
+    'Mod shards (--mod-shards: the msdb databases of usernames, emails and the import ledger) move the same\n' +
+    'way: creating users, renames and imports touching them get WRITES_PAUSED meanwhile; a host is drained\n' +
+    'by moving both its shards and its mod shards.',
   async run(args, ctx) {
-    const span = parseShardSpan(requiredString(args, 'shards'), '--shards');
+    if (args.has('shards') === args.has('mod-shards')) throw new UsageError('Give either --shards or --mod-shards');
+    const kind: ShardKind = args.has('mod-shards') ? 'modShard' : 'shard';
+    const option = kind === 'modShard' ? 'mod-shards' : 'shards';
+    const span = parseShardSpan(requiredString(args, option), `--${option}`);
+    const noun = SHARD_KINDS[kind].noun;
     const to = requiredString(args, 'to');
     const gatewayTimeoutMs = args.int('gateway-timeout', 15_000, 0, 600_000);
     return withOps(ctx, async ({ config, store, credentials, out }) => {
       const current = await store.read();
-      const plan = planMove(current.topology.doc, { shards: span, to });
+      const plan = planMove(current.topology.doc, { kind, shards: span, to });
       out(`Topology at ${config.topologyKey}: revision ${current.modRevision}`);
-      out(`Move shards ${plan.moving.map(spanLabel).join(', ')} to ${to} (${endpointText(plan.target.endpoint)}):`);
+      out(`Move ${noun} ${plan.moving.map(spanLabel).join(', ')} to ${to} (${endpointText(plan.target.endpoint)}):`);
       for (const s of plan.sources)
         out(
           `  from ${s.host} (${endpointText(s.endpoint)}): ${s.databases.length} database(s) ${s.databases[0]}${s.databases.length > 1 ? `…${s.databases.at(-1)}` : ''}`,
@@ -159,12 +167,12 @@ const moveCommand: Command = {
       out(`  1. create the shards' tables on ${to}, empty (before the pause: DDL is the slow part of a restore)`);
       out(`  2. ${plan.alreadyPaused ? 'writes are already paused (an interrupted move): resume it' : 'publish:'}`);
       if (!plan.alreadyPaused) for (const l of changeLines(current.topology.doc, plan.pauseDoc)) out(l);
-      out('  3. wait until every gateway serves the pause and open writes on those shards have finished');
+      out(`  3. wait until every gateway serves the pause and open writes on those ${noun} have finished`);
       out('  4. copy the rows (mariadb-dump | mariadb), compare row counts, CHECKSUM TABLE and auto-increments');
       out('  5. publish:');
       for (const l of changeLines(plan.pauseDoc, plan.flipDoc)) out(l);
       out(`  6. ${args.flag('drop-source') ? 'drop the source databases' : 'keep the source databases (drop them later, or pass --drop-source)'}`);
-      if (!(await confirmed(args, ctx, `Move shards ${plan.moving.map(spanLabel).join(', ')} to ${to}?`))) return 1;
+      if (!(await confirmed(args, ctx, `Move ${noun} ${plan.moving.map(spanLabel).join(', ')} to ${to}?`))) return 1;
       const report = await moveShards(
         { store, log: out, copier: shardCopyIo(credentials) },
         plan,
@@ -172,7 +180,7 @@ const moveCommand: Command = {
         { gatewayTimeoutMs, dropSource: args.flag('drop-source') },
       );
       out(
-        `Moved ${report.shards} shard(s) to ${to}: ${report.tables} tables, ${report.rows} rows, ${report.bytes} bytes. ` +
+        `Moved ${report.shards} ${noun} to ${to}: ${report.tables} tables, ${report.rows} rows, ${report.bytes} bytes. ` +
           `Write pause: ${report.writePauseMs} ms (gateways ${report.gatewayWaitMs} ms, open writes ${report.lockWaitMs} ms, ` +
           `copy ${report.copyMs} ms, verify ${report.verifyMs} ms; ${report.gateways} gateway(s)); tables created beforehand in ${report.schemaMs} ms.`,
       );

@@ -41,6 +41,8 @@ export interface TopologyDoc {
   readonly modShard: { readonly count: number; readonly ranges: readonly HostedSpan[] };
   /** Shards whose writes are paused (a move in progress): writes get WRITES_PAUSED, reads go on. */
   readonly pausedShards?: readonly ShardSpan[];
+  /** Mod shards whose writes are paused, likewise (a move of mod shards). */
+  readonly pausedModShards?: readonly ShardSpan[];
 }
 
 /** A validated topology with fast lookups. Immutable: a new version is a new object, swapped whole. */
@@ -53,6 +55,7 @@ export interface Topology {
   isOpen(shard: number): boolean;
   shardExists(shard: number): boolean;
   isPaused(shard: number): boolean;
+  isModShardPaused(modShard: number): boolean;
   /** The i-th open shard, 0 <= i < openShardCount: lets placement pick uniformly over gaps. */
   nthOpenShard(i: number): number;
   hostSpec(host: string): HostSpec;
@@ -189,6 +192,7 @@ export function parseTopology(input: unknown): Topology {
   }
 
   const paused = input.pausedShards === undefined ? [] : checkSpans<ShardSpan>(input.pausedShards, 'pausedShards', MAX_SHARD, false);
+  const pausedMod = input.pausedModShards === undefined ? [] : checkSpans<ShardSpan>(input.pausedModShards, 'pausedModShards', modCount - 1, false);
 
   const doc: TopologyDoc = {
     format: 1,
@@ -197,6 +201,7 @@ export function parseTopology(input: unknown): Topology {
     shards: { open, ranges },
     modShard: { count: modCount, ranges: modRanges },
     ...(paused.length > 0 ? { pausedShards: paused } : {}),
+    ...(pausedMod.length > 0 ? { pausedModShards: pausedMod } : {}),
   };
   return compile(doc);
 }
@@ -226,6 +231,7 @@ function compile(doc: TopologyDoc): Topology {
     isOpen: (shard) => inSpans(open, shard),
     shardExists: (shard) => findRange(ranges, shard) !== undefined,
     isPaused: (shard) => inSpans(doc.pausedShards ?? [], shard),
+    isModShardPaused: (m) => inSpans(doc.pausedModShards ?? [], m),
     nthOpenShard(i) {
       if (!Number.isInteger(i) || i < 0 || i >= openShardCount) throw new RangeError(`open shard index ${i} out of 0..${openShardCount - 1}`);
       let k = open.length - 1;

@@ -1,4 +1,4 @@
-import { ShardqlError } from '../core/errors.ts';
+import { isShardqlError, ShardqlError } from '../core/errors.ts';
 import type { ObjectStore, ObjectData, StoredObject } from '../storage/objectStore.ts';
 import { pendingClaimToken, type LookupNamespace, type ModShardStore } from '../storage/modShardStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
@@ -21,6 +21,21 @@ export interface UserDeps {
 const TAKEN: Record<LookupNamespace, 'USERNAME_TAKEN' | 'EMAIL_TAKEN'> = { username: 'USERNAME_TAKEN', email: 'EMAIL_TAKEN' };
 
 /**
+ * Releases a claim; sent once more after a retryable failure. A mod-shard move cancels a release
+ * that waited on the source's lock only once every gateway serves the flip, so the second one reaches
+ * the shard's new host. Left pending, the claim would hold the name for PENDING_CLAIM_TTL_MS and the
+ * client's retry of the sign-up would find it taken.
+ */
+async function releaseClaim(lookups: ModShardStore, ns: LookupNamespace, key: string, token: bigint, ctx: OpContext): Promise<void> {
+  try {
+    await lookups.release(ns, key, token, ctx);
+  } catch (err) {
+    if (!(isShardqlError(err) && err.retryable)) throw err;
+    await lookups.release(ns, key, token, ctx);
+  }
+}
+
+/**
  * Creates a user whose username (and email) are unique, through the mod shard:
  *   1. claim each key with a pending token (only one claimant can win a key);
  *   2. create the user row on a random open shard;
@@ -34,7 +49,7 @@ export async function createUser(deps: UserDeps, input: NewUser, ctx: OpContext 
   if (input.email !== undefined) keys.push(['email', input.email]);
   const claimed: [LookupNamespace, string][] = [];
   const releaseAll = async (): Promise<void> => {
-    await Promise.allSettled(claimed.map(([ns, key]) => deps.lookups.release(ns, key, token, ctx)));
+    await Promise.allSettled(claimed.map(([ns, key]) => releaseClaim(deps.lookups, ns, key, token, ctx)));
   };
   let user: StoredObject | undefined;
   try {

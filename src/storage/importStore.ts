@@ -295,7 +295,7 @@ export class ImportStore {
     let inserted = 0;
     const conflicts: { key: string; holder: bigint; wanted: bigint }[] = [];
     await Promise.all(
-      [...groupBy(located, (e) => this.#router.hostOfModShard(e.mod))].map(async ([host, list]) => {
+      [...groupBy(located, (e) => this.#router.writableHostOfModShard(e.mod))].map(async ([host, list]) => {
         const firsts = [...new Map([...list].reverse().map((e) => [e.key, e])).values()];
         const byMod = groupBy(firsts, (e) => e.mod);
         const statements: Statement[] = [];
@@ -428,9 +428,10 @@ export class ImportStore {
 
   // The ledger: in the mod shard of the source label.
 
-  #ledger(source: string): { host: string; db: string } {
+  /** `write`: the host for a write, refused (WRITES_PAUSED) while a move pauses the ledger's mod shard. */
+  #ledger(source: string, write = false): { host: string; db: string } {
     const mod = modShardOf(`import:${source}`, this.#router.topology.doc.modShard.count);
-    return { host: this.#router.hostOfModShard(mod), db: modShardDatabase(mod) };
+    return { host: write ? this.#router.writableHostOfModShard(mod) : this.#router.hostOfModShard(mod), db: modShardDatabase(mod) };
   }
 
   async latestRun(source: string, ctx: OpContext = {}): Promise<ImportRun | undefined> {
@@ -454,7 +455,7 @@ export class ImportStore {
 
   /** Records a new pass as `run`; false if another process recorded that run first. */
   async startRun(r: Omit<ImportRun, 'finishedAt'>, ctx: OpContext = {}): Promise<boolean> {
-    const { host, db } = this.#ledger(r.source);
+    const { host, db } = this.#ledger(r.source, true);
     const res = await this.#router.query(
       host,
       [],
@@ -466,13 +467,13 @@ export class ImportStore {
   }
 
   async finishRun(source: string, run: number, ctx: OpContext = {}): Promise<void> {
-    const { host, db } = this.#ledger(source);
+    const { host, db } = this.#ledger(source, true);
     await this.#router.query(host, [], `UPDATE ${db}.import_runs SET finished_at = ? WHERE source = ? AND run = ? AND finished_at IS NULL`, [this.#now(), source, run], ctx);
   }
 
   /** Marks a chunk done (a second record of it, by a job run twice, keeps the first). */
   async chunkDone(source: string, run: number, c: ChunkRecord, ctx: OpContext = {}): Promise<void> {
-    const { host, db } = this.#ledger(source);
+    const { host, db } = this.#ledger(source, true);
     await this.#router.query(
       host,
       [],

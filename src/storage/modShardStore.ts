@@ -51,17 +51,15 @@ export class ModShardStore {
   async claim(ns: LookupNamespace, key: string, id: bigint, ctx: OpContext = {}): Promise<boolean> {
     const loc = this.#locate(key);
     const now = this.#now();
-    const inserted = await this.#router.query(
-      loc.host,
-      [],
+    const inserted = await this.#router.writeModShard(
+      loc.modShard,
       `INSERT IGNORE INTO ${loc.table} (namespace, lookup_key, id, created_at) VALUES (?, ?, ?, ?)`,
       [ns, loc.key, id, now],
       ctx,
     );
     if (affectedRows(inserted) === 1) return true;
-    const takenOver = await this.#router.query(
-      loc.host,
-      [],
+    const takenOver = await this.#router.writeModShard(
+      loc.modShard,
       `UPDATE ${loc.table} SET id = ?, created_at = ? WHERE namespace = ? AND lookup_key = ? AND (id = ? OR (id >= ? AND created_at < ?))`,
       [id, now, ns, loc.key, id, PENDING_BIT, now - PENDING_CLAIM_TTL_MS],
       ctx,
@@ -72,9 +70,8 @@ export class ModShardStore {
   /** Turns a pending claim into a final one; false if the token no longer holds it. */
   async confirm(ns: LookupNamespace, key: string, token: bigint, id: bigint, ctx: OpContext = {}): Promise<boolean> {
     const loc = this.#locate(key);
-    const res = await this.#router.query(
-      loc.host,
-      [],
+    const res = await this.#router.writeModShard(
+      loc.modShard,
       `UPDATE ${loc.table} SET id = ? WHERE namespace = ? AND lookup_key = ? AND id = ?`,
       [id, ns, loc.key, token],
       ctx,
@@ -82,10 +79,14 @@ export class ModShardStore {
     return affectedRows(res) === 1;
   }
 
-  /** Releases a claim, only if it is still held for `id` (or a pending token). */
+  /**
+   * Releases a claim, only if it is still held for `id` (or a pending token). Not refused while the
+   * mod shard is paused (a release acknowledges nothing): refusing it would keep the claim a creation
+   * rolling back meant to give up, and the client's retry would find the name taken.
+   */
   async release(ns: LookupNamespace, key: string, id: bigint, ctx: OpContext = {}): Promise<void> {
     const loc = this.#locate(key);
-    await this.#router.query(loc.host, [], `DELETE FROM ${loc.table} WHERE namespace = ? AND lookup_key = ? AND id = ?`, [ns, loc.key, id], ctx);
+    await this.#router.writeModShard(loc.modShard, `DELETE FROM ${loc.table} WHERE namespace = ? AND lookup_key = ? AND id = ?`, [ns, loc.key, id], ctx, false);
   }
 
   /** Looks up many keys, one round trip per host. Pending and missing keys are absent. */

@@ -243,6 +243,14 @@ export class ShardRouter {
     return host;
   }
 
+  /** The host holding a mod shard, for writing: the newest map, refused while a move pauses it (as writableHostOfShard). */
+  writableHostOfModShard(modShard: number): string {
+    if (this.topology.isModShardPaused(modShard)) {
+      throw new ShardqlError('WRITES_PAUSED', `Writes to mod shard ${modShard} are paused for maintenance; retry shortly`, { modShards: [modShard] });
+    }
+    return this.hostOfModShard(modShard);
+  }
+
   /** Groups items by the host of their shard: the unit of one round trip. */
   groupByHost<T>(items: Iterable<T>, shardOfItem: (item: T) => number, ctx?: OpContext): Map<string, T[]> {
     const out = new Map<string, T[]>();
@@ -316,11 +324,40 @@ export class ShardRouter {
 
   /** One statement on a host: exactly one round trip, recorded in `ctx.stats`. */
   async query(host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
+    return this.#send(this.#pool(host, ctx.topology), host, shards, sql, values, ctx);
+  }
+
+  /**
+   * One write to a mod shard (one round trip), on its host in the newest map. Waiting for a
+   * connection can outlast a swap of the map (a move's flip, while the pool is full of statements
+   * the move's lock held): once a connection is there the map is read again, and a mod shard moved
+   * or paused meanwhile is not written there (WRITES_PAUSED, retryable), as `transaction` does for
+   * shards. `refusePaused: false` for a write that may go on during a pause (a release).
+   */
+  async writeModShard(modShard: number, sql: string, values: readonly SqlValue[], ctx: OpContext = {}, refusePaused = true): Promise<Row[]> {
+    const host = refusePaused ? this.writableHostOfModShard(modShard) : this.hostOfModShard(modShard);
+    let conn: PoolConnection;
+    try {
+      conn = await this.#pool(host).getConnection();
+    } catch (err) {
+      throw this.#translate(err, host, []);
+    }
+    try {
+      if (this.topology.hostOfModShard(modShard) !== host || (refusePaused && this.topology.isModShardPaused(modShard))) {
+        throw new ShardqlError('WRITES_PAUSED', `Writes to mod shard ${modShard} are paused for maintenance; retry shortly`, { modShards: [modShard] });
+      }
+      return await this.#send(conn, host, [], sql, values, ctx);
+    } finally {
+      conn.release();
+    }
+  }
+
+  async #send(via: Pool | PoolConnection, host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext): Promise<Row[]> {
     checkSqlIdentifiers(sql, this.#known);
     const timeout = this.#timeoutWithin(ctx, shards, sql);
     const span = ctx.trace?.begin('sql', sqlSpanAttributes(host, shards, 1), 'client');
     try {
-      const [rows] = await this.#pool(host, ctx.topology).query<Row[]>({ sql, values: values as unknown[], timeout });
+      const [rows] = await via.query<Row[]>({ sql, values: values as unknown[], timeout });
       ctx.stats?.record(host, shards, rows.length);
       span?.end({ 'db.response.returned_rows': rows.length });
       return rows;

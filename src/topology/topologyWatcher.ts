@@ -258,6 +258,7 @@ export class TopologyWatcher {
           via,
           openShards: decision.topology.openShardCount,
           paused: decision.topology.doc.pausedShards ?? [],
+          pausedMod: decision.topology.doc.pausedModShards ?? [],
         });
         this.#opts.onSwap?.({ topology: decision.topology, revision: version.modRevision, previousRevision });
         return;

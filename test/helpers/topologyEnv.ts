@@ -35,16 +35,26 @@ export interface TopologyEnv {
   readonly gateway: RunningGateway;
   readonly initial: TopologyDoc;
   gql(query: string, variables?: Record<string, unknown>, token?: string): Promise<GqlResult>;
-  /** `shardql <args>` in a child process against this stack; stdin is not a terminal. */
-  cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }>;
+  /**
+   * `shardql <args>` in a child process against this stack; stdin is not a terminal. A command that
+   * serves until a signal (`dev`) is given `serving`: once its stdout matches `ready`, `then` runs
+   * with the match and the process gets SIGINT.
+   */
+  cli(args: readonly string[], opts?: CliOptions): Promise<{ code: number; stdout: string; stderr: string; ms: number }>;
   /**
    * Acknowledged pins missing from MySQL (the pin row, or its board_has_pins edge), read on the hosts
-   * of the map in force, past every cache.
+   * of `topology` (default: the map in force at the gateway), past every cache.
    */
-  lostWrites(acked: readonly AckedWrite[]): Promise<string[]>;
+  lostWrites(acked: readonly AckedWrite[], topology?: Topology): Promise<string[]>;
   /** Polls `check` every 20 ms until it holds, failing after `timeoutMs`; returns the ms it took. */
   until(what: string, check: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface CliOptions {
+  /** Added to the child's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly serving?: { readonly ready: RegExp; then(match: RegExpExecArray): Promise<void> };
 }
 
 export function stackHostSpecs(stack: StackInfo): Record<string, HostSpec> {
@@ -130,26 +140,35 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
       assertNoLeak(text, leakEnv);
       return { status: res.status, body: JSON.parse(text), text };
     },
-    cli(args) {
+    cli(args, opts = {}) {
       const started = Date.now();
       const childEnv: Record<string, string | undefined> = { ...process.env, SHARDQL_STACK_DIR: dir };
       for (const k of Object.keys(childEnv)) if (/^SHARDQL_(ETCD|MYSQL_|TOPOLOGY_KEY|REDIS|MEMCACHED)/.test(k)) delete childEnv[k];
       const child = spawn(process.execPath, cliArgv(...args), {
         cwd: root,
-        env: childEnv,
+        env: { ...childEnv, ...opts.env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      let served: Promise<void> | undefined;
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const match = served === undefined && opts.serving ? opts.serving.ready.exec(stdout) : null;
+        if (match && opts.serving) served = opts.serving.then(match).finally(() => child.kill('SIGINT'));
+      });
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       return new Promise((resolvePromise, reject) => {
         child.once('error', reject);
-        child.once('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr, ms: Date.now() - started }));
+        child.once('close', (code) => {
+          const result = { code: code ?? -1, stdout, stderr, ms: Date.now() - started };
+          if (served === undefined) resolvePromise(result);
+          else served.then(() => resolvePromise(result), reject);
+        });
       });
     },
-    async lostWrites(acked) {
-      const storage = createStorage({ topology: () => gateway.topology(), credentials: { user: stack.mysql.user, password: stack.mysql.password } });
+    async lostWrites(acked, topology) {
+      const storage = createStorage({ topology: () => topology ?? gateway.topology(), credentials: { user: stack.mysql.user, password: stack.mysql.password } });
       try {
         const lost: string[] = [];
         for (let i = 0; i < acked.length; i += 200) {

@@ -10,11 +10,13 @@ import { createStorage } from '../../src/storage/index.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import type { TestEnv } from '../helpers/env.ts';
 import { assertNoLeak, TEST_JWT_SECRET } from '../helpers/gateway.ts';
-import { createUsers, ms, servedWhere, startLoad, type LoadUser } from '../helpers/load.ts';
-import { topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
+import { createUsers, ms, servedWhere, startLoad, type AckedWrite, type LoadUser } from '../helpers/load.ts';
+import { TOPOLOGY_KEY, topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
 
 let env: TopologyEnv;
 let users: LoadUser[];
+/** Every write acknowledged by the tests below, found again after each later step. */
+const acknowledged: AckedWrite[] = [];
 
 before(async () => {
   env = await topologyEnv('failover', { refreshMs: 1000 });
@@ -77,7 +79,7 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     assert.ok(users.some((u) => hostOf(u) === 'mysql001') && users.some((u) => hostOf(u) === 'mysql002'));
 
     const load = startLoad(env.gql, users, { workers: 4, writeShare: 0.4 });
-    await env.until('writes on both hosts', () => ['mysql001', 'mysql002'].every((h) => load.stats.acked.filter((a) => hostOf(a) === h).length >= 10));
+    await env.until('writes on both hosts', () => ['mysql001', 'mysql002'].every((h) => load.stats.acked.filter((a) => hostOf(a) === h).length >= 10), 60_000);
     const semi = await variables(
       victim.primary,
       "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_status', 'Rpl_semi_sync_master_no_tx', 'Rpl_semi_sync_master_yes_tx')",
@@ -101,6 +103,7 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     const promotedAt = Date.now();
     await env.until('writes to the promoted host', () => load.stats.acked.filter((a) => hostOf(a) === 'mysql001' && a.at > promotedAt).length >= 5);
     const stats = await load.stop();
+    acknowledged.push(...stats.acked);
 
     const otherHost = stats.failures.filter((f) => hostOf(f) !== 'mysql001');
     assert.deepEqual(otherHost, [], 'nothing failed on mysql002');
@@ -218,6 +221,62 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     console.log(
       `# demoted primary restarted read-only: refused the application's INSERT and DELETE (1290) and SET GLOBAL read_only (1227); a stale gateway answered SHARD_UNAVAILABLE; ` +
         `the restarted promoted primary took writes again after \`topology writable\` (${ms(writable.ms)})`,
+    );
+  });
+
+  test('`stack up` and `shardql dev` after the promotion serve the promoted map: every acknowledged write is found, the demoted primary stays read-only', async () => {
+    const victim = env.stack.mysql.hosts[0]!;
+    const published = async (): Promise<{ revision: string; doc: unknown }> => {
+      const kv = (await env.etcd.get(TOPOLOGY_KEY).exec()).kvs[0]!;
+      return { revision: kv.mod_revision, doc: JSON.parse(kv.value.toString()) };
+    };
+    const promoted = await published();
+    const hostOf = (u: { shard: number }): string => parseTopology(promoted.doc).hostOfShard(u.shard)!;
+    const readOnly = async (server: Endpoint): Promise<string> => (await variables(server, "SHOW GLOBAL VARIABLES LIKE 'read_only'")).read_only!;
+
+    const load = startLoad(env.gql, users, { workers: 4, writeShare: 0.5 });
+    const since = Date.now();
+    // The load stops whether or not the writes came (a load left running keeps the test process alive).
+    const reached = await env.until('writes on the promoted host', () => load.stats.acked.filter((a) => hostOf(a) === victim.name && a.at > since).length >= 10, 60_000).catch((e: unknown) => e);
+    const stats = await load.stop();
+    if (reached instanceof Error) throw reached;
+    assert.deepEqual(stats.failures, [], 'nothing fails on the promoted map');
+    acknowledged.push(...stats.acked);
+
+    const up = await env.cli(['stack', 'up']);
+    assert.equal(up.code, 0, `${up.stdout}\n${up.stderr}`);
+    assert.equal(await readOnly(victim.primary), 'ON', '`stack up` leaves the demoted primary read-only');
+
+    // `dev` as an operator runs it, until its gateway has answered a read of the last write on the promoted host.
+    const last = stats.acked.filter((a) => hostOf(a) === victim.name).at(-1)!;
+    let served: unknown;
+    const dev = await env.cli(['dev'], {
+      env: { SHARDQL_PORT: '0' },
+      serving: {
+        ready: /GraphQL: +(http:\/\/\S+\/graphql)/,
+        async then(match) {
+          const res = await fetch(match[1]!, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: 'query($id: ID!) { pin(id: $id) { title } }', variables: { id: last.pinId } }),
+          });
+          served = ((await res.json()) as { data?: unknown }).data;
+        },
+      },
+    });
+    assert.equal(dev.code, 0, `${dev.stdout}\n${dev.stderr}`);
+    assert.deepEqual(served, { pin: { title: last.title } }, "dev's gateway reads the write from the promoted primary");
+    assert.equal(await readOnly(victim.primary), 'ON', 'the demoted primary is still read-only');
+    assert.equal(await readOnly(victim.replica!), 'OFF', 'the promoted primary takes writes');
+    const now = await published();
+    assert.deepEqual(await env.lostWrites(acknowledged, parseTopology(now.doc)), [], 'every acknowledged write, before and after the promotion, is on the published map');
+    assert.deepEqual(now, promoted, 'the promoted map is still the published one, at the same revision');
+    assert.deepEqual(await env.lostWrites(acknowledged), [], 'and on the map in force at the gateway');
+    assert.match(dev.stdout, new RegExp(`Serving the topology at ${TOPOLOGY_KEY} \\(revision ${promoted.revision}\\)`));
+    assert.doesNotMatch(dev.stdout, /Published revision/);
+    console.log(
+      `# after the promotion: ${stats.acked.length} writes acknowledged, then \`stack up\` (${ms(up.ms)}) and \`dev\` (served, stopped: ${ms(dev.ms)}); ` +
+        `map still revision ${promoted.revision}, demoted primary read-only, 0 of ${acknowledged.length} acknowledged writes lost`,
     );
   });
 });

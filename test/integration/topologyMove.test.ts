@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { shardOf } from '../../src/core/ids.ts';
-import { shardDatabase } from '../../src/core/topology.ts';
+import { modShardOf, normalizeLookupKey } from '../../src/core/modShard.ts';
+import { modShardDatabase, shardDatabase } from '../../src/core/topology.ts';
+import type { GqlResult } from '../helpers/gateway.ts';
 import { createUsers, ms, startLoad, type LoadUser } from '../helpers/load.ts';
 import { topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
 
@@ -124,5 +126,147 @@ describe('Topology: moving shards to another host under load', () => {
     const stats = await all.stop();
     assert.deepEqual(stats.failures, []);
     console.log(`# move back ${from}–${to} → mysql001 with --drop-source: ${/Write pause: \d+ ms/.exec(back.stdout)?.[0]}`);
+  });
+});
+
+/**
+ * Sign-ups (each claims a username and an email on the mod shards) and look-ups by username, by a
+ * few workers until stopped. A retryable error (WRITES_PAUSED; SHARD_UNAVAILABLE for a statement the
+ * move cancelled on the locked source) is retried with the same username and email, and counted; any
+ * other failure is recorded. Acknowledged: a createUser that returned the user.
+ */
+function startSignUps(gql: (q: string, v?: Record<string, unknown>) => Promise<GqlResult>, prefix: string, workers = 4) {
+  const acked: { username: string; email: string; id: string; at: number }[] = [];
+  const failures: { what: string; code: string; message: string }[] = [];
+  const retries = new Map<string, number>();
+  let lookups = 0;
+  let n = 0;
+  let running = true;
+  const signUp = async (): Promise<void> => {
+    const username = `${prefix}${n++}`;
+    const email = `${username}@example.com`;
+    const started = Date.now();
+    for (;;) {
+      const r = await gql(`mutation($u: String!, $e: String!) { createUser(input: { username: $u, email: $e }) { user { id } } }`, { u: username, e: email });
+      const id = r.body.data?.createUser?.user?.id;
+      if (id !== undefined && r.body.errors === undefined) {
+        acked.push({ username, email, id: String(id), at: Date.now() });
+        return;
+      }
+      const e = r.body.errors?.[0];
+      const code = String(e?.extensions?.code);
+      if (e?.extensions?.retryable === true && Date.now() - started < 20_000) {
+        retries.set(code, (retries.get(code) ?? 0) + 1);
+        await new Promise((res) => setTimeout(res, 10));
+        continue;
+      }
+      failures.push({ what: `createUser ${username}`, code: String(e?.extensions?.code ?? 'NO_DATA'), message: e?.message ?? r.text.slice(0, 200) });
+      return;
+    }
+  };
+  const lookUp = async (): Promise<void> => {
+    const known = acked[Math.floor(Math.random() * acked.length)]!;
+    lookups++;
+    const r = await gql(`query($u: String!) { user(username: $u) { id } }`, { u: known.username });
+    if (r.body.data?.user?.id !== known.id) failures.push({ what: `user(username: ${known.username})`, code: String(r.body.errors?.[0]?.extensions?.code ?? 'WRONG_DATA'), message: r.text.slice(0, 200) });
+  };
+  const worker = async (): Promise<void> => {
+    while (running) await (acked.length > 0 && Math.random() < 0.5 ? lookUp() : signUp());
+  };
+  const all = Array.from({ length: workers }, worker);
+  return {
+    acked,
+    failures,
+    async stop() {
+      running = false;
+      await Promise.all(all);
+      return { acked, failures, retries, lookups };
+    },
+  };
+}
+
+describe('Topology: moving mod shards to another host under load', () => {
+  test('sign-ups and look-ups by username go on: 0 acknowledged sign-ups lost, every look-up answers, the write pause is measured', async () => {
+    const t0 = env.gateway.topology();
+    const count = t0.doc.modShard.count;
+    const onFirst = [...Array(count).keys()].filter((m) => t0.hostOfModShard(m) === 'mysql001');
+    assert.ok(onFirst.length > 0, 'mysql001 holds mod shards');
+    const [from, to] = [onFirst[0]!, onFirst.at(-1)!];
+    const moving = (username: string): boolean => onFirst.includes(modShardOf(normalizeLookupKey(username), count));
+    const target = env.stack.mysql.hosts[2]!.primary;
+    const source = env.stack.mysql.hosts[0]!.primary;
+
+    const load = startSignUps(env.gql, 'modmove');
+    let beforeMove = 0;
+    let move: Awaited<ReturnType<TopologyEnv['cli']>>;
+    let reported: RegExpExecArray | null;
+    try {
+      await env.until('sign-ups on the mod shards that move', () => load.acked.filter((a) => moving(a.username)).length >= 5, 60_000);
+      beforeMove = load.acked.length;
+
+      move = await env.cli(['topology', 'move', '--mod-shards', `${from}-${to}`, '--to', 'mysql003', '--yes']);
+      assert.equal(move.code, 0, `${move.stdout}\n${move.stderr}`);
+      const flippedAt = Date.now();
+      assert.match(move.stdout, new RegExp(`~ mod shards ${from}–${to} \\(${onFirst.length}\\) move mysql001 → mysql003`));
+      reported = /Write pause: (\d+) ms \(gateways (\d+) ms, open writes (\d+) ms, copy (\d+) ms, verify (\d+) ms; (\d+) gateway/.exec(move.stdout);
+      assert.ok(reported, move.stdout);
+      assert.equal(reported[6], '1', 'the in-process gateway registered itself and was waited for');
+      const t1 = env.gateway.topology();
+      assert.deepEqual(
+        onFirst.map((m) => t1.hostOfModShard(m)),
+        onFirst.map(() => 'mysql003'),
+        'the gateway serves the flip when the command returns',
+      );
+      assert.equal(t1.doc.pausedModShards, undefined, 'the pause is lifted');
+      assert.ok(t1.doc.modShard.ranges.every((r) => r.host !== 'mysql001'), 'mysql001 holds no mod shard any more: drained');
+
+      await env.until('sign-ups on the moved mod shards after the flip', () => load.acked.filter((a) => moving(a.username) && a.at > flippedAt).length >= 5, 60_000);
+    } finally {
+      await load.stop();
+    }
+    const stats = await load.stop();
+    assert.deepEqual(stats.failures, [], 'no sign-up or look-up failed (retryable answers are retried)');
+
+    // Every acknowledged sign-up: its username and its email are held for its ID, where the map says.
+    const resolved: (string | undefined)[] = [];
+    for (let i = 0; i < stats.acked.length; i += 10) {
+      const chunk = stats.acked.slice(i, i + 10);
+      const answers = await Promise.all(chunk.map((a) => env.gql(`query($u: String!) { user(username: $u) { id } }`, { u: a.username })));
+      resolved.push(...answers.map((r) => r.body.data?.user?.id as string | undefined));
+    }
+    assert.deepEqual(resolved, stats.acked.map((a) => a.id), 'every acknowledged username resolves to its user');
+    const taken = await env.gql(`mutation($u: String!, $e: String!) { createUser(input: { username: $u, email: $e }) { user { id } } }`, {
+      u: `other${Date.now() % 100000}`,
+      e: stats.acked.filter((a) => moving(a.email)).at(-1)?.email ?? stats.acked.at(-1)!.email,
+    });
+    assert.equal(taken.body.errors?.[0]?.extensions?.code, 'EMAIL_TAKEN', 'the emails moved with them');
+
+    // The rows are on the target; the source copy was frozen at the flip (kept: no --drop-source).
+    const dbs = onFirst.map(modShardDatabase);
+    const [onTarget, onSource] = await Promise.all([env.admin.fingerprint(target, dbs), env.admin.fingerprint(source, dbs)]);
+    const lookupsOn = (f: Map<string, { rows: number }>): number => dbs.reduce((k, db) => k + (f.get(`${db}.lookups`)?.rows ?? 0), 0);
+    const movedKeys = stats.acked.filter((a) => moving(a.username)).length + stats.acked.filter((a) => moving(a.email)).length;
+    assert.ok(lookupsOn(onTarget) >= movedKeys, `the target holds every username and email of the moved mod shards (${lookupsOn(onTarget)} ≥ ${movedKeys})`);
+    assert.ok(lookupsOn(onSource) < lookupsOn(onTarget), 'the source copy is kept, frozen at the flip');
+
+    console.log(
+      `# mod-shard move ${from}–${to} mysql001 → mysql003 under sign-ups: ${stats.acked.length} sign-ups acknowledged (${beforeMove} before the move), 0 lost; ` +
+        `${stats.lookups} look-ups by username, 0 failed; write pause ${reported[1]} ms (gateways ${reported[2]} ms, open writes ${reported[3]} ms, ` +
+        `copy ${reported[4]} ms, verify ${reported[5]} ms); clients retried ${[...stats.retries].map(([c, k]) => `${c} ${k}×`).join(', ') || 'nothing'}; command ${ms(move.ms)}`,
+    );
+  });
+
+  test('the moved mod shards can be moved back, dropping the copy they leave', async () => {
+    const t = env.gateway.topology();
+    const onThree = [...Array(t.doc.modShard.count).keys()].filter((m) => t.hostOfModShard(m) === 'mysql003');
+    const back = await env.cli(['topology', 'move', '--mod-shards', `${onThree[0]}-${onThree.at(-1)}`, '--to', 'mysql001', '--drop-source', '--yes']);
+    assert.equal(back.code, 0, `${back.stdout}\n${back.stderr}`);
+    assert.equal(env.gateway.topology().hostOfModShard(onThree[0]!), 'mysql001');
+    assert.deepEqual(await env.admin.existingDatabases(env.stack.mysql.hosts[2]!.primary, onThree.map(modShardDatabase)), [], 'dropped on mysql003');
+    const load = startSignUps(env.gql, 'modback', 2);
+    await env.until('a few sign-ups and look-ups', () => load.acked.length >= 10, 60_000);
+    const stats = await load.stop();
+    assert.deepEqual(stats.failures, []);
+    console.log(`# mod shards back ${onThree[0]}–${onThree.at(-1)} → mysql001 with --drop-source: ${/Write pause: \d+ ms/.exec(back.stdout)?.[0]}`);
   });
 });

@@ -1,10 +1,12 @@
 /**
- * Moving whole shards to another host, losing no acknowledged write:
+ * Moving whole shards — ID shards (`db…`) or mod shards (`msdb…`: usernames, emails, the import's
+ * ledger) — to another host, losing no acknowledged write. Both kinds move the same way; only where
+ * the map keeps their ranges and their pause differs (SHARD_KINDS):
  *
  *   1. leftover copies on the target (an interrupted earlier move; not routed there) are dropped, and
  *      the shards' tables are created there empty (DDL is the slow part of a restore: kept out of
  *      the pause);
- *   2. the shards' writes are paused (publish `pausedShards`): gateways refuse them with the
+ *   2. the shards' writes are paused (publish `pausedShards`, `pausedModShards`): gateways refuse them with the
  *      retryable WRITES_PAUSED; reads go on, to the source;
  *   3. wait until every live gateway serves that revision (each gateway registers the revision it
  *      serves in etcd), so no gateway starts a write on those shards any more;
@@ -21,12 +23,57 @@
  * copy on the target; a crash leaves the pause published (writes refused, nothing lost) and running
  * the same move again resumes it.
  */
-import { shardDatabase, parseTopology, type Endpoint, type ShardSpan, type TopologyDoc } from '../../core/topology.ts';
+import { modShardDatabase, shardDatabase, parseTopology, type Endpoint, type HostedSpan, type ShardSpan, type TopologyDoc } from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
 import type { CopyLock, Fingerprint, GatewayWaitResult, OperationLog, ShardCopyIo, TopologyStore } from './ports.ts';
 import { assignSpan, intersect, mergeSpans, placementOf, shardsOf, spanLabel, spansOf, subtractSpan } from './spans.ts';
 
+/** ID shards (`shards` in the map, databases `db…`) or mod shards (`modShard`, `msdb…`). */
+export type ShardKind = 'shard' | 'modShard';
+
+/** Where the map keeps one kind of shard: its ranges, its paused spans, its databases. Pure. */
+interface ShardKindSpec {
+  /** `shards`, `mod shards`: how messages name them. */
+  readonly noun: string;
+  ranges(doc: TopologyDoc): readonly HostedSpan[];
+  withRanges(doc: TopologyDoc, ranges: readonly HostedSpan[]): TopologyDoc;
+  paused(doc: TopologyDoc): readonly ShardSpan[];
+  withPaused(doc: TopologyDoc, paused: readonly ShardSpan[]): TopologyDoc;
+  database(n: number): string;
+  /** Why shards in no range cannot move. */
+  notInRange(doc: TopologyDoc): string;
+}
+
+export const SHARD_KINDS: Readonly<Record<ShardKind, ShardKindSpec>> = {
+  shard: {
+    noun: 'shards',
+    ranges: (doc) => doc.shards.ranges,
+    withRanges: (doc, ranges) => ({ ...doc, shards: { open: doc.shards.open, ranges } }),
+    paused: (doc) => doc.pausedShards ?? [],
+    withPaused(doc, paused) {
+      const { pausedShards: _dropped, ...rest } = doc;
+      return paused.length > 0 ? { ...rest, pausedShards: mergeSpans(paused) } : rest;
+    },
+    database: shardDatabase,
+    notInRange: () => 'there is nothing to move (open them with `topology open-range`)',
+  },
+  modShard: {
+    noun: 'mod shards',
+    ranges: (doc) => doc.modShard.ranges,
+    withRanges: (doc, ranges) => ({ ...doc, modShard: { count: doc.modShard.count, ranges } }),
+    paused: (doc) => doc.pausedModShards ?? [],
+    withPaused(doc, paused) {
+      const { pausedModShards: _dropped, ...rest } = doc;
+      return paused.length > 0 ? { ...rest, pausedModShards: mergeSpans(paused) } : rest;
+    },
+    database: modShardDatabase,
+    notInRange: (doc) => `the map has mod shards 0–${doc.modShard.count - 1}`,
+  },
+};
+
 export interface MoveRequest {
+  /** Which kind `shards` counts. Default 'shard'. */
+  readonly kind?: ShardKind;
   readonly shards: ShardSpan;
   /** Host name of the target, already in the topology. */
   readonly to: string;
@@ -41,6 +88,7 @@ export interface MoveSource {
 
 export interface MovePlan {
   readonly request: MoveRequest;
+  readonly kind: ShardKind;
   readonly target: { readonly host: string; readonly endpoint: Endpoint };
   readonly sources: readonly MoveSource[];
   /** The shards that actually move (those already on the target are left out). */
@@ -55,28 +103,25 @@ export interface MovePlan {
   readonly alreadyPaused: boolean;
 }
 
-function withPaused(doc: TopologyDoc, paused: readonly ShardSpan[]): TopologyDoc {
-  const { pausedShards: _dropped, ...rest } = doc;
-  return paused.length > 0 ? { ...rest, pausedShards: mergeSpans(paused) } : rest;
-}
-
 /**
  * Plans moving `shards` to host `to`. Example: shards 0–7 on mysql001, 8–15 on mysql002, move 6–9 to
  * mysql003 → sources mysql001 (6, 7) and mysql002 (8, 9); the flip gives [0–5 mysql001, 6–9 mysql003,
- * 10–15 mysql002]. Refuses shards in no range, an unknown target, and a target on the same server. Pure.
+ * 10–15 mysql002]. Mod shards alike, in the map's `modShard.ranges`. Refuses shards in no range, an
+ * unknown target, and a target on the same server. Pure.
  */
 export function planMove(doc: TopologyDoc, request: MoveRequest): MovePlan {
   const { shards, to } = request;
+  const kind = request.kind ?? 'shard';
+  const spec = SHARD_KINDS[kind];
+  const Noun = spec.noun[0]!.toUpperCase() + spec.noun.slice(1);
   const targetSpec = doc.hosts[to];
   if (targetSpec === undefined) {
     throw new TopologyOperationError(`Unknown target host '${to}'; the topology has: ${Object.keys(doc.hosts).join(', ')}. Publish the host first`);
   }
-  const placement = placementOf(doc.shards.ranges, shards);
+  const placement = placementOf(spec.ranges(doc), shards);
   const missing = placement.filter((p) => p.host === undefined);
   if (missing.length > 0) {
-    throw new TopologyOperationError(
-      `Shards ${missing.map(spanLabel).join(', ')} are in no range: there is nothing to move (open them with \`topology open-range\`)`,
-    );
+    throw new TopologyOperationError(`${Noun} ${missing.map(spanLabel).join(', ')} are in no range: ${spec.notInRange(doc)}`);
   }
   const bySource = new Map<string, number[]>();
   for (const p of placement) {
@@ -85,26 +130,26 @@ export function planMove(doc: TopologyDoc, request: MoveRequest): MovePlan {
     for (let s = p.from; s <= p.to; s++) list.push(s);
     bySource.set(p.host!, list);
   }
-  if (bySource.size === 0) throw new TopologyOperationError(`Shards ${spanLabel(shards)} are already on ${to}: nothing to move`);
+  if (bySource.size === 0) throw new TopologyOperationError(`${Noun} ${spanLabel(shards)} are already on ${to}: nothing to move`);
   const sources: MoveSource[] = [...bySource].map(([host, list]) => {
     const endpoint = doc.hosts[host]!.primary;
     if (endpoint.host === targetSpec.primary.host && endpoint.port === targetSpec.primary.port) {
       throw new TopologyOperationError(`${host} and ${to} are the same server (${endpoint.host}:${endpoint.port}): nothing would be copied`);
     }
-    return { host, endpoint, shards: list, databases: list.map(shardDatabase) };
+    return { host, endpoint, shards: list, databases: list.map(spec.database) };
   });
   const moving = spansOf(sources.flatMap((s) => s.shards));
-  const paused = doc.pausedShards ?? [];
+  const paused = spec.paused(doc);
   const alreadyPaused = moving.every((m) => intersect(paused, m).reduce((n, s) => n + s.to - s.from + 1, 0) === m.to - m.from + 1);
   let unpaused: ShardSpan[] = [...paused];
   for (const m of moving) unpaused = subtractSpan(unpaused, m);
-  let ranges = doc.shards.ranges;
+  let ranges = spec.ranges(doc);
   for (const m of moving) ranges = assignSpan(ranges, m, to);
-  const pauseDoc = withPaused(doc, [...paused, ...moving]);
-  const flipDoc = withPaused({ ...doc, shards: { open: doc.shards.open, ranges } }, unpaused);
-  const resumeDoc = withPaused(doc, unpaused);
+  const pauseDoc = spec.withPaused(doc, [...paused, ...moving]);
+  const flipDoc = spec.withPaused(spec.withRanges(doc, ranges), unpaused);
+  const resumeDoc = spec.withPaused(doc, unpaused);
   for (const d of [pauseDoc, flipDoc, resumeDoc]) parseTopology(d);
-  return { request, target: { host: to, endpoint: targetSpec.primary }, sources, moving, pauseDoc, flipDoc, resumeDoc, alreadyPaused };
+  return { request, kind, target: { host: to, endpoint: targetSpec.primary }, sources, moving, pauseDoc, flipDoc, resumeDoc, alreadyPaused };
 }
 
 /** What differs between the source's and the target's copy, one line per table. Empty: identical. Pure. */
@@ -175,6 +220,7 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   const gatewayTimeoutMs = opts.gatewayTimeoutMs ?? DEFAULTS.gatewayTimeoutMs;
   const allDatabases = plan.sources.flatMap((s) => s.databases);
   const target = plan.target.endpoint;
+  const noun = SHARD_KINDS[plan.kind].noun;
 
   // 1. Leftovers on the target are not routed there (planMove checked): replace them, and create the
   //    tables, outside the pause.
@@ -191,7 +237,7 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   // 2. Pause.
   const pausedAt = now();
   const pauseRevision = plan.alreadyPaused ? expectedRevision : await io.store.publish(plan.pauseDoc, expectedRevision);
-  log(`${plan.alreadyPaused ? 'Writes were already paused' : 'Paused writes'} to shards ${plan.moving.map(spanLabel).join(', ')} (revision ${pauseRevision})`);
+  log(`${plan.alreadyPaused ? 'Writes were already paused' : 'Paused writes'} to ${noun} ${plan.moving.map(spanLabel).join(', ')} (revision ${pauseRevision})`);
 
   const locks: CopyLock[] = [];
   const callOff = async (why: string): Promise<never> => {
@@ -225,7 +271,7 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
       locks.push(await io.copier.lockForCopy(source.endpoint, source.databases, opts.lockTimeoutMs ?? DEFAULTS.lockTimeoutMs));
     } catch (err) {
       await callOff(
-        `Could not lock shards ${spansOf(source.shards).map(spanLabel).join(', ')} on ${source.host}: ${err instanceof Error ? err.message : String(err)}`,
+        `Could not lock ${noun} ${spansOf(source.shards).map(spanLabel).join(', ')} on ${source.host}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
   }
@@ -266,7 +312,7 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   }
   const writePauseMs = now() - pausedAt;
   log(
-    `Published revision ${flipRevision}: shards ${plan.moving.map(spanLabel).join(', ')} live on ${plan.target.host}; writes resumed after ${writePauseMs} ms`,
+    `Published revision ${flipRevision}: ${noun} ${plan.moving.map(spanLabel).join(', ')} live on ${plan.target.host}; writes resumed after ${writePauseMs} ms`,
   );
 
   // 7. Gateways serve the flip; stragglers on the source are cancelled; the source copy is kept unless asked.

@@ -73,12 +73,19 @@ describe('Topology: validation refuses bad maps and names the problem', () => {
     ['mod shards uncovered', withChange((d) => { d.modShard.ranges.pop(); }), /mod shard 2048 has no host/],
     ['nothing open', withChange((d) => { d.shards.open = []; }), /at least one shard/],
     ['overlapping open spans', withChange((d) => { d.shards.open = [{ from: 0, to: 10 }, { from: 5, to: 20 }]; }), /open shard spans overlap/],
+    ['paused mod shards beyond the count', withChange((d) => { d.pausedModShards = [{ from: 4000, to: 4096 }]; }), /pausedModShards\[0\].to must be an integer in 0..4095/],
   ];
   for (const [name, doc, message] of cases) {
     test(`refuses ${name}`, () => {
       assert.throws(() => parseTopology(doc), (e) => isShardqlError(e, 'INVALID_TOPOLOGY') && message.test(e.message));
     });
   }
+
+  test('pauses shards and mod shards apart (a move of either kind)', () => {
+    const t = parseTopology(withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.pausedModShards = [{ from: 7, to: 7 }]; }));
+    assert.deepEqual([4, 5, 7].map((n) => [t.isPaused(n), t.isModShardPaused(n)]), [[true, false], [true, false], [false, true]]);
+    assert.deepEqual(t.doc.pausedModShards, [{ from: 7, to: 7 }], 'kept in the document');
+  });
 
   test('accepts ranges beyond the open shards (provisioned, not yet open)', () => {
     const doc = withChange((d) => { d.shards.open = [{ from: 0, to: 1023 }]; }) as TopologyDoc;

@@ -41,6 +41,37 @@ describe('Topology move: planning', () => {
     assert.deepEqual(plan.flipDoc.pausedShards, [{ from: 12, to: 12 }]);
     assert.deepEqual(plan.resumeDoc.pausedShards, [{ from: 12, to: 12 }]);
   });
+  test('mod shards move the same way: their ranges and their pause, the shards untouched', () => {
+    const plan = planMove(layout(), { kind: 'modShard', shards: { from: 2, to: 5 }, to: 'mysql003' });
+    assert.deepEqual(
+      plan.sources.map((s) => [s.host, s.databases]),
+      [
+        ['mysql001', ['msdb00002', 'msdb00003']],
+        ['mysql002', ['msdb00004', 'msdb00005']],
+      ],
+    );
+    assert.deepEqual(plan.pauseDoc.pausedModShards, [{ from: 2, to: 5 }]);
+    assert.equal(plan.pauseDoc.pausedShards, undefined, 'no ID shard is paused');
+    assert.deepEqual(plan.pauseDoc.modShard, layout().modShard, 'the pause changes no range');
+    assert.deepEqual(plan.flipDoc.modShard.ranges, [
+      { from: 0, to: 1, host: 'mysql001' },
+      { from: 2, to: 5, host: 'mysql003' },
+      { from: 6, to: 7, host: 'mysql002' },
+    ]);
+    assert.deepEqual(plan.flipDoc.shards, layout().shards, 'the ID shards stay where they are');
+    assert.equal(plan.flipDoc.pausedModShards, undefined, 'the flip lifts the pause');
+    assert.deepEqual(plan.resumeDoc, layout());
+  });
+  test('a paused ID-shard move and a mod-shard move keep each other\'s pause', () => {
+    const doc = { ...layout(), pausedShards: [{ from: 4, to: 5 }] };
+    const plan = planMove(doc, { kind: 'modShard', shards: { from: 0, to: 1 }, to: 'mysql003' });
+    assert.equal(plan.alreadyPaused, false);
+    assert.deepEqual(plan.flipDoc.pausedShards, [{ from: 4, to: 5 }]);
+    assert.deepEqual(plan.resumeDoc.pausedShards, [{ from: 4, to: 5 }]);
+  });
+  test('refuses mod shards beyond the count', () => {
+    assert.throws(() => planMove(layout(), { kind: 'modShard', shards: { from: 6, to: 9 }, to: 'mysql003' }), /Mod shards 8–9 are in no range: the map has mod shards 0–7/);
+  });
   const refusals: { name: string; from: number; to: number; host: string; want: RegExp }[] = [
     { name: 'an unknown target', from: 0, to: 1, host: 'mysql009', want: /Unknown target host 'mysql009'/ },
     { name: 'shards in no range', from: 14, to: 17, host: 'mysql003', want: /16–17 are in no range/ },
