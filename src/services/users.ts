@@ -26,12 +26,24 @@ const TAKEN: Record<LookupNamespace, 'USERNAME_TAKEN' | 'EMAIL_TAKEN'> = { usern
  * the shard's new host. Left pending, the claim would hold the name for PENDING_CLAIM_TTL_MS and the
  * client's retry of the sign-up would find it taken.
  */
+/** How long a rollback's release waits out a retryable refusal (a mod-shard move's pause is under a second). */
+const RELEASE_RETRIES = 20;
+const RELEASE_BACKOFF_MS = 25;
+
+/**
+ * Releases a claim of a sign-up that is rolling back, waiting out a retryable refusal (a mod-shard
+ * move's pause, a host failing over) so that the release lands where the claim is kept after it: a
+ * pending claim left behind would refuse this very sign-up's retry until it goes stale.
+ */
 async function releaseClaim(lookups: ModShardStore, ns: LookupNamespace, key: string, token: bigint, ctx: OpContext): Promise<void> {
-  try {
-    await lookups.release(ns, key, token, ctx);
-  } catch (err) {
-    if (!(isShardqlError(err) && err.retryable)) throw err;
-    await lookups.release(ns, key, token, ctx);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await lookups.release(ns, key, token, ctx);
+      return;
+    } catch (err) {
+      if (!(isShardqlError(err) && err.retryable) || attempt >= RELEASE_RETRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, RELEASE_BACKOFF_MS * attempt));
+    }
   }
 }
 
@@ -54,10 +66,14 @@ export async function createUser(deps: UserDeps, input: NewUser, ctx: OpContext 
   let user: StoredObject | undefined;
   try {
     for (const [ns, key] of keys) {
+      // Released on failure even when the claim itself failed: its statement may have committed
+      // with the answer lost (a connection cut by a mod-shard move), and a pending claim left
+      // behind would refuse this very sign-up's retry. A release only removes this token's claim.
+      claimed.push([ns, key]);
       if (!(await deps.lookups.claim(ns, key, token, ctx))) {
+        claimed.pop();
         throw new ShardqlError(TAKEN[ns], `The ${ns} ${JSON.stringify(key)} is taken; choose another`, { field: ns });
       }
-      claimed.push([ns, key]);
     }
     const shard = randomOpenShard(deps.topology(), deps.random);
     user = await deps.objects.create('user', shard, { ...input.data, username: input.username, ...(input.email !== undefined ? { email: input.email } : {}) }, ctx);

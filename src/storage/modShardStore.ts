@@ -80,13 +80,13 @@ export class ModShardStore {
   }
 
   /**
-   * Releases a claim, only if it is still held for `id` (or a pending token). Not refused while the
-   * mod shard is paused (a release acknowledges nothing): refusing it would keep the claim a creation
-   * rolling back meant to give up, and the client's retry would find the name taken.
+   * Releases a claim, only if it is still held for `id` (or a pending token). Refused while the mod
+   * shard is paused, like every write: a release on the source after the move's copy would be lost
+   * with the source, leaving the claim on the new host (the caller waits the pause out).
    */
   async release(ns: LookupNamespace, key: string, id: bigint, ctx: OpContext = {}): Promise<void> {
     const loc = this.#locate(key);
-    await this.#router.writeModShard(loc.modShard, `DELETE FROM ${loc.table} WHERE namespace = ? AND lookup_key = ? AND id = ?`, [ns, loc.key, id], ctx, false);
+    await this.#router.writeModShard(loc.modShard, `DELETE FROM ${loc.table} WHERE namespace = ? AND lookup_key = ? AND id = ?`, [ns, loc.key, id], ctx);
   }
 
   /** Looks up many keys, one round trip per host. Pending and missing keys are absent. */

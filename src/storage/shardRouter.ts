@@ -332,10 +332,10 @@ export class ShardRouter {
    * connection can outlast a swap of the map (a move's flip, while the pool is full of statements
    * the move's lock held): once a connection is there the map is read again, and a mod shard moved
    * or paused meanwhile is not written there (WRITES_PAUSED, retryable), as `transaction` does for
-   * shards. `refusePaused: false` for a write that may go on during a pause (a release).
+   * shards.
    */
-  async writeModShard(modShard: number, sql: string, values: readonly SqlValue[], ctx: OpContext = {}, refusePaused = true): Promise<Row[]> {
-    const host = refusePaused ? this.writableHostOfModShard(modShard) : this.hostOfModShard(modShard);
+  async writeModShard(modShard: number, sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
+    const host = this.writableHostOfModShard(modShard);
     let conn: PoolConnection;
     try {
       conn = await this.#pool(host).getConnection();
@@ -343,7 +343,7 @@ export class ShardRouter {
       throw this.#translate(err, host, []);
     }
     try {
-      if (this.topology.hostOfModShard(modShard) !== host || (refusePaused && this.topology.isModShardPaused(modShard))) {
+      if (this.topology.hostOfModShard(modShard) !== host || this.topology.isModShardPaused(modShard)) {
         throw new ShardqlError('WRITES_PAUSED', `Writes to mod shard ${modShard} are paused for maintenance; retry shortly`, { modShards: [modShard] });
       }
       return await this.#send(conn, host, [], sql, values, ctx);
