@@ -74,7 +74,7 @@ export interface GatewayConfig {
   readonly schemaPrivacy?: boolean;
   /** Path of a persisted-query manifest; when set, only its operations run (trusted documents). */
   readonly trustedDocuments?: string;
-  // Limits and abuse (README "Limits and abuse"): every field optional, defaults in the comments.
+  // Limits and abuse (docs/security.md "Limits and abuse"): every field optional, defaults in the comments.
   /** Most rows one operation may touch, estimated before it runs. Default 50000. */
   readonly maxCost?: number;
   /** Most SQL round trips one operation may need, estimated before it runs. Default 500. */
@@ -341,8 +341,7 @@ function clusterNodes(text: string): RedisEndpoint[] {
 }
 
 /**
- * Identity provider, proxies, logs, traces, landing page and schema privacy (README
- * "Configuration"): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
+ * Identity provider, proxies, logs, traces, landing page and schema privacy (docs/configuration.md): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
  * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), SHARDQL_TRUSTED_PROXIES,
  * SHARDQL_LOG_LEVEL, SHARDQL_LOG_PRETTY, SHARDQL_OTLP_ENDPOINT (with SHARDQL_TRACE_SAMPLE_RATIO,
  * SHARDQL_SERVICE_NAME), SHARDQL_LANDING_PAGE, SHARDQL_SCHEMA_PRIVACY.
@@ -507,7 +506,7 @@ function queuePrefixOf(text: string): string {
   return text;
 }
 
-/** What `shardql worker` needs besides the gateway's configuration (README "Configuration"). */
+/** What `shardql worker` needs besides the gateway's configuration (docs/configuration.md). */
 export interface WorkerConfig {
   /** Queues this process serves. SHARDQL_WORKER_QUEUES, default every queue. */
   readonly queues: readonly QueueName[];
