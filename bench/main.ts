@@ -437,8 +437,9 @@ async function main(): Promise<void> {
       writeFileSync(resolve(args.json), `${JSON.stringify(report, null, 2)}\n`);
     }
     log(`report: ${latest}${args.json ? ` and ${resolve(args.json)}` : ''}`);
-    // The docs' one home of the latest numbers; a --quick run (inside npm test) leaves it alone.
-    if (!quick) {
+    // The docs' one home of the latest numbers: only a whole run replaces it (not --quick, which runs
+    // inside npm test, nor a run of some scenarios or systems).
+    if (!quick && !args.scenarios && !args.systems) {
       writeFileSync(join(ROOT, LATEST_PAGE), benchmarkMarkdown(report, relative(ROOT, latest)));
       log(`page: ${LATEST_PAGE}`);
     }
