@@ -17,12 +17,13 @@
  *    connections) from a child process, then a sample of requests for their cost and to compare
  *    every baseline's answers with ours;
  *    ours' measured warm run is CPU-profiled in-process (bench/profile.ts) unless --no-profile;
- * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well).
+ * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well),
+ *    and, on a full run, docs/benchmarks-latest.md from that report (bench/markdown.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { cpus, freemem, release, totalmem, type as osType } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
@@ -37,6 +38,7 @@ import { CacheProbe } from './caches.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
 import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
+import { benchmarkMarkdown, LATEST_PAGE } from './markdown.ts';
 import { firstDifference, formatFanout, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, NOTIFICATIONS_WALK, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { parseEventRetention } from '../src/core/events.ts';
@@ -435,6 +437,12 @@ async function main(): Promise<void> {
       writeFileSync(resolve(args.json), `${JSON.stringify(report, null, 2)}\n`);
     }
     log(`report: ${latest}${args.json ? ` and ${resolve(args.json)}` : ''}`);
+    // The docs' one home of the latest numbers: only a whole run replaces it (not --quick, which runs
+    // inside npm test, nor a run of some scenarios or systems).
+    if (!quick && !args.scenarios && !args.systems) {
+      writeFileSync(join(ROOT, LATEST_PAGE), benchmarkMarkdown(report, relative(ROOT, latest)));
+      log(`page: ${LATEST_PAGE}`);
+    }
   } finally {
     driver?.stop();
     probe?.close();

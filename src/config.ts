@@ -74,7 +74,7 @@ export interface GatewayConfig {
   readonly schemaPrivacy?: boolean;
   /** Path of a persisted-query manifest; when set, only its operations run (trusted documents). */
   readonly trustedDocuments?: string;
-  // Limits and abuse (README "Limits and abuse"): every field optional, defaults in the comments.
+  // Limits and abuse (docs/security.md "Limits and abuse"): every field optional, defaults in the comments.
   /** Most rows one operation may touch, estimated before it runs. Default 50000. */
   readonly maxCost?: number;
   /** Most SQL round trips one operation may need, estimated before it runs. Default 500. */
@@ -341,8 +341,7 @@ function clusterNodes(text: string): RedisEndpoint[] {
 }
 
 /**
- * Identity provider, proxies, logs, traces, landing page and schema privacy (README
- * "Configuration"): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
+ * Identity provider, proxies, logs, traces, landing page and schema privacy (docs/configuration.md): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
  * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), SHARDQL_TRUSTED_PROXIES,
  * SHARDQL_LOG_LEVEL, SHARDQL_LOG_PRETTY, SHARDQL_OTLP_ENDPOINT (with SHARDQL_TRACE_SAMPLE_RATIO,
  * SHARDQL_SERVICE_NAME), SHARDQL_LANDING_PAGE, SHARDQL_SCHEMA_PRIVACY.
@@ -507,7 +506,7 @@ function queuePrefixOf(text: string): string {
   return text;
 }
 
-/** What `shardql worker` needs besides the gateway's configuration (README "Configuration"). */
+/** What `shardql worker` needs besides the gateway's configuration (docs/configuration.md). */
 export interface WorkerConfig {
   /** Queues this process serves. SHARDQL_WORKER_QUEUES, default every queue. */
   readonly queues: readonly QueueName[];
@@ -603,3 +602,97 @@ export function loadWorkerConfig(given: Env): WorkerConfig {
     importPassword: env.SHARDQL_IMPORT_PASSWORD ?? null,
   };
 }
+
+/** A process that reads settings from its environment. `bin/shardql` is the launcher script, before Node starts. */
+export type SettingReader = 'gateway' | 'worker' | 'cli' | 'bin/shardql';
+
+export interface Setting {
+  readonly name: string;
+  readonly readBy: readonly SettingReader[];
+}
+
+/**
+ * Every `SHARDQL_*` setting the code reads, and which processes it affects: the one list that
+ * docs/configuration.md is checked against (test/unit/docs/settings.test.ts), so a setting added
+ * here and not documented fails the tests. `gateway` is `shardql serve` and `dev`, `worker` is
+ * `shardql worker`, `cli` every other command. Defaults live where each is read, above.
+ */
+const READ_SETTINGS: readonly Setting[] = [
+  { name: 'SHARDQL_ENV', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_PORT', readBy: ['gateway'] },
+  { name: 'SHARDQL_HOST', readBy: ['gateway'] },
+  { name: 'SHARDQL_ETCD', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_ETCD_USERNAME', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_ETCD_PASSWORD', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_ETCD_TLS_CA', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_TOPOLOGY_KEY', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_TOPOLOGY_REFRESH_MS', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_MYSQL_USER', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MYSQL_PASSWORD', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MYSQL_ADMIN_USER', readBy: ['worker', 'cli'] },
+  { name: 'SHARDQL_MYSQL_ADMIN_PASSWORD', readBy: ['worker', 'cli'] },
+  { name: 'SHARDQL_MYSQL_TLS', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MYSQL_TLS_CA', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS_CLUSTER', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS_USERNAME', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS_PASSWORD', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS_TLS', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_REDIS_TLS_CA', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MEMCACHED', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MEMCACHED_USERNAME', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MEMCACHED_PASSWORD', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_JWT_SECRET', readBy: ['gateway', 'cli'] },
+  { name: 'SHARDQL_JWKS_URL', readBy: ['gateway'] },
+  { name: 'SHARDQL_JWT_ISSUER', readBy: ['gateway'] },
+  { name: 'SHARDQL_JWT_AUDIENCE', readBy: ['gateway'] },
+  { name: 'SHARDQL_JWT_USER_CLAIM', readBy: ['gateway'] },
+  { name: 'SHARDQL_JWT_CLOCK_SKEW_S', readBy: ['gateway'] },
+  { name: 'SHARDQL_TRUSTED_PROXIES', readBy: ['gateway'] },
+  { name: 'SHARDQL_LOG_LEVEL', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_LOG_PRETTY', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_OTLP_ENDPOINT', readBy: ['gateway'] },
+  { name: 'SHARDQL_TRACE_SAMPLE_RATIO', readBy: ['gateway'] },
+  { name: 'SHARDQL_SERVICE_NAME', readBy: ['gateway'] },
+  { name: 'SHARDQL_LANDING_PAGE', readBy: ['gateway'] },
+  { name: 'SHARDQL_SCHEMA_PRIVACY', readBy: ['gateway'] },
+  { name: 'SHARDQL_TRUSTED_DOCUMENTS', readBy: ['gateway'] },
+  { name: 'SHARDQL_MAX_COST', readBy: ['gateway'] },
+  { name: 'SHARDQL_MAX_ROUND_TRIPS', readBy: ['gateway'] },
+  { name: 'SHARDQL_RATE_LIMIT', readBy: ['gateway'] },
+  { name: 'SHARDQL_RATE_LIMIT_IP', readBy: ['gateway'] },
+  { name: 'SHARDQL_QUERY_TIMEOUT_MS', readBy: ['gateway'] },
+  { name: 'SHARDQL_REQUEST_TIMEOUT_MS', readBy: ['gateway'] },
+  { name: 'SHARDQL_INTROSPECTION', readBy: ['gateway'] },
+  { name: 'SHARDQL_BATCHING', readBy: ['gateway'] },
+  { name: 'SHARDQL_NEAR_CACHE_ENTRIES', readBy: ['gateway'] },
+  { name: 'SHARDQL_INTENT_COMPLETION_DELAY_MS', readBy: ['gateway'] },
+  { name: 'SHARDQL_EVENT_RETENTION', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_NOTIFICATION_WINDOW', readBy: ['gateway'] },
+  { name: 'SHARDQL_QUEUE_PREFIX', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_FEED_SIZE', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_FEED_FANOUT_MAX_FOLLOWERS', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_FEED_FANOUT_PAGE', readBy: ['worker'] },
+  { name: 'SHARDQL_IMPORT_PASSWORD', readBy: ['worker', 'cli'] },
+  { name: 'SHARDQL_WORKER_QUEUES', readBy: ['worker'] },
+  { name: 'SHARDQL_WORKER_CONCURRENCY', readBy: ['worker'] },
+  { name: 'SHARDQL_WORKER_LOCK_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_WORKER_STALLED_CHECK_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_WORKER_STOP_GRACE_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_REPAIR_EVERY_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_RECONCILE_EVERY_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_EVENT_SWEEP_EVERY_MS', readBy: ['worker'] },
+  { name: 'SHARDQL_WORKER_TEST_JOBS', readBy: ['worker'] },
+  { name: 'SHARDQL_TEST_FAULT', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_ALLOW_TEST_FAULTS', readBy: ['gateway', 'worker'] },
+  { name: 'SHARDQL_STACK_DIR', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_DEBUG', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_SEMI_SPACE_MB', readBy: ['bin/shardql'] },
+  { name: 'SHARDQL_FROM_SOURCE', readBy: ['bin/shardql'] },
+];
+
+export const SETTINGS: readonly Setting[] = [
+  ...READ_SETTINGS,
+  // `<secret>_FILE` is read wherever its secret is (withSecretFiles).
+  ...SECRET_VARIABLES.map((name) => ({ name: `${name}_FILE`, readBy: READ_SETTINGS.find((s) => s.name === name)?.readBy ?? [] })),
+];

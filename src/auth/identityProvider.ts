@@ -5,7 +5,7 @@ import { keysUnavailable, providerKeys } from './providerKeys.ts';
 import { checkIssuedAt, joseRefusal, tokenRefused } from './refusals.ts';
 
 /**
- * Tokens issued by the deployment's identity provider, verified against its JWKS (README
+ * Tokens issued by the deployment's identity provider, verified against its JWKS (docs/security.md
  * "Identity providers").
  */
 export interface IdentityProviderOptions {

@@ -1,6 +1,6 @@
 /**
  * `shardql import --from mysql://user@host:port/db`: moves an unsharded database into the shards
- * through the job queue (README "Importing an unsharded database"). This process plans a pass,
+ * through the job queue (docs/operations.md "Importing an unsharded database"). This process plans a pass,
  * records it in the ledger (the mod shard of the source label), enqueues one job per chunk of each
  * phase, and shows progress; `shardql worker` processes, on any machines, do the work. Killed at
  * any point, it is simply run again: it resumes the unfinished pass, and chunks already done are
@@ -40,7 +40,7 @@ import { configFor, println, publishedTopology, withJobQueue, withStorage } from
  * Rows per chunk (one job): big enough that a job's fixed costs vanish, small enough to retry
  * cheaply. A chunk is spread over every shard (one transaction per shard and direction), so its
  * size sets the rows per commit: 20,000 imported the benchmark's flat database at 9,900 rows/s
- * against ~6,400 with 5,000 (`npm run bench:import`; README "Importing an unsharded database").
+ * against ~6,400 with 5,000 (`npm run bench:import`; docs/benchmarks.md "Import").
  */
 export const DEFAULT_CHUNK_ROWS = 20_000;
 /** `--since last` starts this long before the previous pass began (rows whose times lag their commit). */
@@ -348,10 +348,10 @@ const importCommand: Command = {
   summary: 'Import an unsharded MySQL database into the shards, as jobs run by shardql worker processes',
   options: {
     from: { type: 'string', value: 'URL', help: 'The source: mysql://user@host:port/db (password: $SHARDQL_IMPORT_PASSWORD); ?tls=1 or ?tls-ca=/path/ca.pem for TLS' },
-    config: { type: 'string', value: 'FILE', help: 'Column mapping for a source whose tables or columns are named otherwise (JSON; see README)' },
+    config: { type: 'string', value: 'FILE', help: 'Column mapping for a source whose tables or columns are named otherwise (JSON; see docs/operations.md)' },
     name: { type: 'string', value: 'LABEL', help: 'Names the source in the shards and the ledger (default: the database name)' },
     since: { type: 'string', value: 'TIME|last', help: 'A delta pass: only rows created or changed at or after TIME (ISO 8601 or epoch ms); last: since the previous pass began' },
-    deletes: { type: 'boolean', help: 'Also carry rows deleted in the source into the shards (the product\'s deletes), after the pass; only before the switch (see README)' },
+    deletes: { type: 'boolean', help: 'Also carry rows deleted in the source into the shards (the product\'s deletes), after the pass; only before the switch (see docs/operations.md)' },
     'chunk-rows': { type: 'string', value: 'N', help: `Rows per job (default ${DEFAULT_CHUNK_ROWS})` },
     status: { type: 'boolean', help: 'Show the progress of the latest pass (rows/s and ETA per table) and exit' },
     verify: { type: 'boolean', help: 'Compare every user, board and pin (counts, object data checksum) between the source and the shards; exit 1 on any difference' },

@@ -4,7 +4,7 @@
  *
  * The default source schema is the benchmark's flat database (src/bulk/flat.ts) plus comments and
  * an optional email column; a small JSON config file renames tables and columns for databases that
- * differ (README "Importing an unsharded database"):
+ * differ (docs/operations.md "Importing an unsharded database"):
  *
  *   { "tables": { "pins": { "table": "pin", "pinner": "user_id", "via": "repinned_from",
  *                           "fields": { "title": "title", "imageUrl": "image_url" } } },
@@ -221,7 +221,7 @@ export function resolveSchema(parsed: ParsedConfig, columnsOf: (table: string) =
     }
     out[name] = resolved;
   }
-  if (problems.length > 0) throw new ImportConfigError(`the source does not match the expected schema: ${problems.join('; ')} (see README "Importing an unsharded database"; rename columns with --config)`);
+  if (problems.length > 0) throw new ImportConfigError(`the source does not match the expected schema: ${problems.join('; ')} (see docs/operations.md "Importing an unsharded database"; rename columns with --config)`);
   return { schema: out as unknown as SourceSchema, notes };
 }
 

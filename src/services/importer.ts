@@ -1,6 +1,6 @@
 /**
  * `shardql import`: one chunk of an unsharded source database moved into the shards, placed as the
- * gateway places new objects (README "Importing an unsharded database"):
+ * gateway places new objects (docs/operations.md "Importing an unsharded database"):
  *   - a user on an open shard picked uniformly (a hash of the source and the old ID, so a re-run
  *     picks the same one), their boards and pins on the user's shard, a comment on its pin's shard,
  *     a repin (a pin on the repinner's board) on its board's shard;
@@ -514,7 +514,7 @@ const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType>
  *     source's rows (the add phases of the same pass ran before), the edges whose other side the
  *     source no longer relates are undone (an unlike, an unfollow).
  * Edges made through the gateway to imported users' lists are not told apart from imported ones:
- * run it before the switch, while the gateway takes no writes (README "Cutover").
+ * run it before the switch, while the gateway takes no writes (docs/operations.md "Cutover recipe").
  */
 export async function deleteChunk(deps: ImportDeps & { readonly writes: ProductWrites }, table: DeleteTable, range: KeyRange): Promise<ChunkOutcome> {
   const { storage, source, plan, writes } = deps;

@@ -3,7 +3,7 @@
  * writes leaves the old copy in memcached. Its failed invalidation is recorded durably — in Redis
  * (the log entry says "not invalidated in the shared layer", and a set keeps the key until swept),
  * or in MySQL (an `invalidate` intent) when Redis fails too — and no gateway serves the old value
- * after the write is acknowledged (beyond the repair period in the Redis-too case, see README).
+ * after the write is acknowledged (beyond the repair period in the Redis-too case, see docs/caching.md).
  */
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
