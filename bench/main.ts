@@ -17,8 +17,12 @@
  *    connections) from a child process, then a sample of requests for their cost and to compare
  *    every baseline's answers with ours;
  *    ours' measured warm run is CPU-profiled in-process (bench/profile.ts) unless --no-profile;
+ *    every warm run's CPU is read from each process's own accounting (bench/cpu.ts): this process
+ *    (serving the system under test), each MariaDB host, Redis, memcached, etcd, and the load
+ *    generator apart — CPU ms per request, per process, and the cores each tier needs;
  * 4. prints a table and writes bench/results/latest.json plus a dated copy (--json FILE as well),
- *    and, on a full run, docs/benchmarks-latest.md from that report (bench/markdown.ts).
+ *    and, on a full run, docs/benchmarks-latest.md (bench/markdown.ts) and docs/sizing.md
+ *    (bench/sizing.ts) from that report.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -35,6 +39,10 @@ import { publishTopology } from '../src/topology/etcdTopology.ts';
 import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
 import { baselineSchema } from './baselines/source.ts';
 import { CacheProbe } from './caches.ts';
+import { CpuMeter, coresPer10k, type CpuPerRequest, type MeteredProcess } from './cpu.ts';
+import { stackStatus } from '../src/stack/localStack.ts';
+import { targetsOf } from './targets.ts';
+import { SIZING_PAGE, sizing, sizingPage } from './sizing.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
 import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
@@ -88,7 +96,7 @@ const log = (line: string): void => void process.stderr.write(`[bench ${((Date.n
 /** SHARDQL_EVENT_RETENTION of every system in the benchmark (see the gateway config below). */
 const BENCH_EVENT_RETENTION = 'notifications=1000/3650d';
 
-const ALL_SYSTEMS: SystemKey[] = ['ours', 'n+1', 'floor', 'flat'];
+const ALL_SYSTEMS: SystemKey[] = ['ours', 'n+1', 'floor', 'floor-jit', 'flat'];
 const wantSystems = new Set<SystemKey>(args.systems ? (args.systems.split(',') as SystemKey[]) : ALL_SYSTEMS);
 wantSystems.add('ours');
 for (const s of wantSystems) if (!ALL_SYSTEMS.includes(s)) throw new Error(`--systems: unknown system ${s} (${ALL_SYSTEMS.join(', ')})`);
@@ -123,6 +131,9 @@ class Driver {
       this.#pending.set(id, { resolve, reject });
       this.#child.send({ id, ...msg });
     });
+  }
+  get pid(): number | undefined {
+    return this.#child.pid;
   }
   stop(): void {
     if (this.#child.connected) this.#child.disconnect();
@@ -246,17 +257,22 @@ async function main(): Promise<void> {
 
     const schema = baselineSchema();
     if (wantSystems.has('n+1')) systems.push(await gatewaySystem('n+1', config, log, gatewayOpts));
-    if (wantSystems.has('floor')) {
+    if (wantSystems.has('floor') || wantSystems.has('floor-jit')) {
       const t = Date.now();
       const recordSet = scenarios.flatMap((s) => (s.mutation ? s.prerecord ?? [] : s.samples));
       const data = await recordFloor(schema, stack.info, topology, recordSet, config.events);
       log(`floor: recorded ${recordSet.length} requests into memory in ${Date.now() - t} ms (${Object.entries(data.stats()).map(([k, v]) => `${k} ${v}`).join(', ')})`);
-      systems.push(await floorSystem(schema, data, config.jwtSecret, config.events));
+      if (wantSystems.has('floor')) systems.push(await floorSystem(schema, data, config.jwtSecret, config.events, 'js'));
+      if (wantSystems.has('floor-jit')) systems.push(await floorSystem(schema, data, config.jwtSecret, config.events, 'jit'));
     }
     if (wantSystems.has('flat')) systems.push(await flatSystem(schema, stack.info, slot.flatDatabase, config.jwtSecret, config.events));
 
     driver = new Driver();
     probe = new CacheProbe(stack.info);
+    // The stack's servers, by their own pids: each MariaDB host, Redis, memcached, etcd.
+    const metered: MeteredProcess[] = (await stackStatus(stackDir)).services.flatMap((svc) => (svc.pid !== null && svc.running ? [{ name: svc.name, pid: svc.pid }] : []));
+    const cpu = new CpuMeter(metered, driver.pid);
+    log(`CPU accounting: this process (the system under test) and ${metered.map((m) => m.name).join(', ')}; the load generator apart`);
 
     const sample = async (sys: System, s: Scenario): Promise<Sampled> => {
       const reqs = s.samples.slice(0, s.mutation ? sampleCount + (sampleCount % 2) : sampleCount);
@@ -291,6 +307,7 @@ async function main(): Promise<void> {
           let run: DriverResult;
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
+          let cpuMsPerRequest: CpuPerRequest | undefined;
           let before = await probe.counters();
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
@@ -307,7 +324,10 @@ async function main(): Promise<void> {
             await sleep(warmupSec * 1000);
             const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`)) : undefined;
             before = await probe.counters();
+            const window = cpu.open();
             run = await running;
+            // No request finished in the window (a run slower than its duration): no per-request figure.
+            if (run.requests > 0) cpuMsPerRequest = window.close(run.requests);
             if (profiler) profile = await profiler.stop();
           }
           const after = await probe.counters();
@@ -326,16 +346,19 @@ async function main(): Promise<void> {
             p50Ms: run.p50Ms,
             p99Ms: run.p99Ms,
             meanMs: run.meanMs,
-            sqlRoundTrips: sys.key === 'floor' ? 0 : costs!.sqlRoundTrips,
+            sqlRoundTrips: sys.key === 'floor' || sys.key === 'floor-jit' ? 0 : costs!.sqlRoundTrips,
             cacheRoundTrips: costs!.cacheRoundTrips,
             hitRates: sys.usesStackCaches ? CacheProbe.rates(before, after) : { objects: null, lists: null },
+            tail: run.p50Ms > 0 ? run.p99Ms / run.p50Ms : null,
+            ...(cpuMsPerRequest ? { cpuMsPerRequest } : {}),
             errors,
             ...(firstError !== undefined ? { firstError } : {}),
           };
           const m = measured[sys.key]!;
           log(
             `  ${phase} ${sys.key.padEnd(5)} ${String(run.requests).padStart(6)} req ${run.rps.toFixed(1).padStart(8)} req/s  p50 ${run.p50Ms.toFixed(2)} ms  p99 ${run.p99Ms.toFixed(2)} ms` +
-              `  SQL ${m.sqlRoundTrips?.toFixed(1) ?? 'n/a'}/req  cache ${m.cacheRoundTrips?.toFixed(1) ?? 'n/a'}/req${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
+              `  SQL ${m.sqlRoundTrips?.toFixed(1) ?? 'n/a'}/req  cache ${m.cacheRoundTrips?.toFixed(1) ?? 'n/a'}/req` +
+              `${m.cpuMsPerRequest ? `  CPU ${m.cpuMsPerRequest.total.toFixed(3)} ms/req` : ''}${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
           );
         }
         const oursM = measured.ours!;
@@ -355,7 +378,10 @@ async function main(): Promise<void> {
         for (let i = 0; i < mine.data.length && !diff; i++) diff = firstDifference(mine.data[i], other.data[i]);
         consistency[key as Exclude<SystemKey, 'ours'>] = diff ? `differs at ${diff}` : 'same';
       }
-      results.push({ key: s.key, title: s.title, phases, consistency, ...(profile ? { profile } : {}) });
+      // Cores per tier per 10,000 req/s, from each warm system's CPU per request.
+      const capacity: ScenarioResult['capacity'] = {};
+      for (const [key, m] of Object.entries(phases.warm.systems) as [SystemKey, Measurement][]) if (m.cpuMsPerRequest) capacity[key] = coresPer10k(m.cpuMsPerRequest);
+      results.push({ key: s.key, title: s.title, mutation: s.mutation, phases, consistency, capacity, ...(profile ? { profile } : {}) });
     }
 
     // fan-out: createPin → the pin in every follower's stored feed, through a real worker process.
@@ -403,13 +429,15 @@ async function main(): Promise<void> {
       dataset: { slot: info.slot, reused, users: info.params.users, seed: info.params.seed, summary: info.summary, loadedAt: info.loadedAt, load: info.load ?? null },
       systems: Object.fromEntries(systems.map((s) => [s.key, s.title])),
       scenarios: results,
+      targets: targetsOf(results),
       ...(fanout ? { fanout } : {}),
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
         `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too). The MariaDB buffer pools are never restarted`,
         'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
-        'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does)',
+        'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does); floor-jit: the same schema, resolvers and Maps run by graphql-jit, each document compiled once (the executor the gateway runs): the fastest this executor can answer with no caches, no network and no Apollo',
+        `CPU per request (warm): each process's own accounting over the measured run (this process by process.cpuUsage(), the stack's servers by /proc/<pid>/stat user + system time, ${'clock-tick'} resolution) ÷ the run's requests. "server" is this process, which serves the system under test (every system runs in it; the others idle meanwhile)${profiling ? "; ours' includes its CPU profiler's sampling (measured once at 7–9% of its CPU per request; --no-profile for numbers without it)" : ''}. The load generator is measured apart, not in the total. Cores per 10,000 req/s = ms per request × 10 (MariaDB hosts summed as one tier)`,
         'flat: one query per level (a list and its objects in one JOIN, counts as columns); the home feed is one JOIN + UNION over follows, board follows and pins, sorted by the database',
         `notifications: the notified users' events are derived from the data set's likes, repins and follows of their things (src/bulk/events.ts); every system keeps them by SHARDQL_EVENT_RETENTION=${BENCH_EVENT_RETENTION} (the data's times are fixed in 2023–2024, past the default 90 days) and groups them per 1-day window. Ours caches each page (Redis, L1; a later page per cursor, dropped with the first). The floor groups each request in memory (the sequence sorted once, walked window by window); flat runs one GROUP BY with a window function per request`,
         profiling
@@ -424,7 +452,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
     process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
     process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up; ${connections} connections; ratios are ours ÷ baseline\n`);
-    process.stdout.write(`${table}\n${fanout ? `\n${formatFanout(fanout)}\n` : ''}\ntotal ${report.totalSeconds} s\n`);
+    const mixed = sizing(report);
+    const sized = Object.entries(mixed.cores).filter(([, t]) => t !== null).map(([sys, t]) => `  ${sys.padEnd(9)} ${Object.entries(t!).map(([tier, c]) => `${tier} ${c.toFixed(2)}`).join(' · ')}`);
+    const sizingText = sized.length > 0 ? `\ncores per 10,000 req/s of the stated mix (bench/sizing.ts):\n${sized.join('\n')}\n` : '';
+    process.stdout.write(`${table}\n${sizingText}${fanout ? `\n${formatFanout(fanout)}\n` : ''}\ntotal ${report.totalSeconds} s\n`);
 
     const resultsDir = join(ROOT, 'bench/results');
     mkdirSync(resultsDir, { recursive: true });
@@ -437,11 +468,12 @@ async function main(): Promise<void> {
       writeFileSync(resolve(args.json), `${JSON.stringify(report, null, 2)}\n`);
     }
     log(`report: ${latest}${args.json ? ` and ${resolve(args.json)}` : ''}`);
-    // The docs' one home of the latest numbers: only a whole run replaces it (not --quick, which runs
-    // inside npm test, nor a run of some scenarios or systems).
+    // The docs' one home of the latest numbers, and the sizing page from them: only a whole run
+    // replaces them (not --quick, which runs inside npm test, nor a run of some scenarios or systems).
     if (!quick && !args.scenarios && !args.systems) {
       writeFileSync(join(ROOT, LATEST_PAGE), benchmarkMarkdown(report, relative(ROOT, latest)));
-      log(`page: ${LATEST_PAGE}`);
+      writeFileSync(join(ROOT, SIZING_PAGE), sizingPage(report));
+      log(`pages: ${LATEST_PAGE}, ${SIZING_PAGE}`);
     }
   } finally {
     driver?.stop();

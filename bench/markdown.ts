@@ -5,12 +5,12 @@
  *
  * Pure: a report in, the page's text out (bench/main.ts writes it).
  */
-import type { BenchReport, Measurement, ScenarioResult } from './report.ts';
+import { byProcess, type BenchReport, type Measurement, type ScenarioResult } from './report.ts';
 import type { SystemKey } from './systems.ts';
 
 export const LATEST_PAGE = 'docs/benchmarks-latest.md';
 
-const BASELINES: readonly Exclude<SystemKey, 'ours'>[] = ['n+1', 'floor', 'flat'];
+const BASELINES: readonly Exclude<SystemKey, 'ours'>[] = ['n+1', 'floor', 'floor-jit', 'flat'];
 
 /** 1234.5 → "1,235"; 98.76 → "98.8". */
 function rps(v: number): string {
@@ -60,6 +60,17 @@ function profileRow(s: ScenarioResult): string | undefined {
   return `| ${cell(s.title)} | ${pct(p.gcShareOfCpu)} | ${pauses} | ${cell(share(p.byPackage))} | ${cell(share(p.byFile.slice(0, 2)))} |`;
 }
 
+/** ours', floor-jit's and flat's warm CPU per request (the systems the targets compare). */
+function cpuRow(s: ScenarioResult): string[] {
+  const rows: string[] = [];
+  for (const key of ['ours', 'floor-jit', 'flat'] as const) {
+    const m = s.phases.warm.systems[key];
+    if (!m?.cpuMsPerRequest) continue;
+    rows.push(`| ${cell(s.title)} | ${key} | ${m.cpuMsPerRequest.total.toFixed(3)} | ${m.tail === null ? 'n/a' : m.tail.toFixed(1)} | ${cell(byProcess(m.cpuMsPerRequest.byProcess))} |`);
+  }
+  return rows;
+}
+
 function str(v: unknown): string {
   return v === undefined || v === null ? '?' : String(v);
 }
@@ -91,8 +102,8 @@ export function benchmarkMarkdown(report: BenchReport, source: string): string {
     'Requests per second of ours (p50 / p99 ms), its round trips per request (SQL / cache; cold in',
     'parentheses), and ours ÷ each baseline in requests per second, same run.',
     '',
-    '| scenario | ours | SQL / cache round trips per request | ÷ n+1 | ÷ floor | ÷ flat |',
-    '|---|---|---|---|---|---|',
+    '| scenario | ours | SQL / cache round trips per request | ÷ n+1 | ÷ floor | ÷ floor-jit | ÷ flat |',
+    '|---|---|---|---|---|---|---|',
     ...report.scenarios.map(scenarioRow),
   ];
   const differ = report.scenarios.flatMap((s) =>
@@ -110,6 +121,31 @@ export function benchmarkMarkdown(report: BenchReport, source: string): string {
       `One worker (concurrency ${f.workerConcurrency}): \`createPin\` → the pin in all ${f.followers.toLocaleString('en-US')} followers' stored feeds, ` +
         `p50 **${f.latencyMs.p50.toFixed(0)} ms**, p99 **${f.latencyMs.p99.toFixed(0)} ms** over ${f.latencyMs.samples} pins; a burst of ${f.burst.pins} pins: ` +
         `${f.burst.insertions.toLocaleString('en-US')} feed insertions in ${f.burst.seconds.toFixed(2)} s = **${Math.round(f.burst.insertionsPerSecond).toLocaleString('en-US')} insertions/s**.`,
+    );
+  }
+  const cpuRows = report.scenarios.flatMap(cpuRow);
+  if (cpuRows.length > 0) {
+    out.push(
+      '',
+      '## CPU per request, by process (warm)',
+      '',
+      "Each process's own CPU accounting over the measured run ÷ its requests, in ms (the load generator apart);",
+      'p99 ÷ p50 is the tail. Cores per tier for a mix: [sizing.md](sizing.md).',
+      '',
+      '| scenario | system | ms per request | p99 ÷ p50 | by process |',
+      '|---|---|---|---|---|',
+      ...cpuRows,
+    );
+  }
+  const targets = report.targets ?? [];
+  if (targets.length > 0) {
+    out.push(
+      '',
+      '## Cost targets',
+      '',
+      '| scenario | target | value | wanted | met |',
+      '|---|---|---|---|---|',
+      ...targets.map((t) => `| ${t.scenario} | ${cell(t.target)} | ${t.value === null ? 'n/a' : t.value.toFixed(2)} | ${t.want} ${t.limit} | ${t.met === null ? 'n/a' : t.met ? 'yes' : `**no**${t.remaining ? ` (ours: ${t.remaining})` : ''}`} |`),
     );
   }
   const profiles = report.scenarios.map(profileRow).filter((r): r is string => r !== undefined);

@@ -1,4 +1,5 @@
 /** The benchmark report: its JSON shape and the terminal table. */
+import type { CpuPerRequest } from './cpu.ts';
 import type { FanoutResult } from './fanout.ts';
 import type { ProfileSummary, Share } from './profile.ts';
 import type { SystemKey } from './systems.ts';
@@ -16,6 +17,10 @@ export interface Measurement {
   /** Mean cache round trips per request, or null ("n/a") while the gateway reports none. */
   readonly cacheRoundTrips: number | null;
   readonly hitRates: { readonly objects: number | null; readonly lists: number | null };
+  /** p99 ÷ p50: how far the tail stands from the median (null without a median). */
+  readonly tail: number | null;
+  /** Warm runs: CPU ms per request, per process (bench/cpu.ts). */
+  readonly cpuMsPerRequest?: CpuPerRequest;
   readonly errors: number;
   readonly firstError?: string;
 }
@@ -24,6 +29,8 @@ export interface Measurement {
 export interface Ratio {
   readonly rps: number;
   readonly p50: number;
+  /** ours ÷ it in CPU ms per request over all processes (warm); < 1 means ours costs less. */
+  readonly cpu: number | null;
 }
 
 export interface PhaseResult {
@@ -34,7 +41,10 @@ export interface PhaseResult {
 export interface ScenarioResult {
   readonly key: string;
   readonly title: string;
+  readonly mutation: boolean;
   readonly phases: Record<Phase, PhaseResult>;
+  /** Per warm system: the cores each tier needs per 10,000 requests/s (bench/cpu.ts). */
+  readonly capacity: Partial<Record<SystemKey, Record<string, number>>>;
   /** Per baseline: whether its answers equal ours on the sampled requests (reads only). */
   readonly consistency: Partial<Record<Exclude<SystemKey, 'ours'>, string>>;
   /** Where ours spent its CPU during its measured warm run (absent with --no-profile). */
@@ -50,14 +60,37 @@ export interface BenchReport {
   readonly dataset: Record<string, unknown>;
   readonly systems: Partial<Record<SystemKey, string>>;
   readonly scenarios: ScenarioResult[];
+  /** The cost targets (issue 32), one line per scenario and target (bench/targets.ts). */
+  readonly targets: readonly Target[];
   /** The fan-out scenario (ours only: a new pin into its followers' stored feeds through a worker). */
   readonly fanout?: FanoutResult;
   readonly notes: string[];
   readonly totalSeconds: number;
 }
 
+/** One cost target of one scenario: its measured value against its limit. */
+export interface Target {
+  readonly scenario: string;
+  /** What is compared, e.g. "req/s ours ÷ floor-jit". */
+  readonly target: string;
+  /** `>=` or `<=` `limit`. */
+  readonly want: '>=' | '<=';
+  readonly limit: number;
+  /** null when a system it needs was not measured. */
+  readonly value: number | null;
+  readonly met: boolean | null;
+  /** Where a CPU target is missed: ours' milliseconds per request by process, largest first. */
+  readonly remaining?: string;
+}
+
 export function ratio(ours: Measurement, base: Measurement): Ratio {
-  return { rps: base.rps > 0 ? ours.rps / base.rps : Infinity, p50: base.p50Ms > 0 ? ours.p50Ms / base.p50Ms : Infinity };
+  const a = ours.cpuMsPerRequest?.total;
+  const b = base.cpuMsPerRequest?.total;
+  return {
+    rps: base.rps > 0 ? ours.rps / base.rps : Infinity,
+    p50: base.p50Ms > 0 ? ours.p50Ms / base.p50Ms : Infinity,
+    cpu: a !== undefined && b !== undefined && b > 0 ? a / b : null,
+  };
 }
 
 const na = (v: number | null | undefined, digits = 1): string => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
@@ -96,8 +129,8 @@ export function formatFanout(f: FanoutResult): string {
 
 export function formatTable(report: BenchReport): string {
   const out: string[] = [];
-  const header = ['phase', 'system', 'req/s', 'p50 ms', 'p99 ms', 'SQL rt/req', 'cache rt/req', 'hit obj/list', 'ours÷it req/s', 'ours÷it p50', 'errors'];
-  const right = [false, false, true, true, true, true, true, true, true, true, true];
+  const header = ['phase', 'system', 'req/s', 'p50 ms', 'p99 ms', 'p99/p50', 'CPU ms/req', 'SQL rt/req', 'cache rt/req', 'hit obj/list', 'ours÷it req/s', 'ours÷it p50', 'ours÷it CPU', 'errors'];
+  const right = [false, false, true, true, true, true, true, true, true, true, true, true, true, true];
   for (const s of report.scenarios) {
     const rows: string[][] = [];
     for (const phase of ['cold', 'warm'] as const) {
@@ -110,11 +143,14 @@ export function formatTable(report: BenchReport): string {
           m.rps >= 100 ? m.rps.toFixed(0) : m.rps.toFixed(1),
           m.p50Ms.toFixed(2),
           m.p99Ms.toFixed(2),
+          na(m.tail),
+          na(m.cpuMsPerRequest?.total, 3),
           na(m.sqlRoundTrips),
           na(m.cacheRoundTrips),
           `${pct(m.hitRates.objects)}/${pct(m.hitRates.lists)}`,
           times(r?.rps),
           times(r?.p50),
+          times(r?.cpu ?? undefined),
           String(m.errors),
         ]);
       }
@@ -125,9 +161,29 @@ export function formatTable(report: BenchReport): string {
     for (const r of rows) out.push(`  ${row(r, widths, right)}`);
     const diffs = Object.entries(s.consistency).filter(([, v]) => v !== 'same');
     if (diffs.length > 0) out.push(`  answers differ from ours: ${diffs.map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    for (const [key, m] of Object.entries(s.phases.warm.systems) as [SystemKey, Measurement][]) {
+      if (!m.cpuMsPerRequest) continue;
+      out.push(`  CPU ms/req ${key.padEnd(9)} ${byProcess(m.cpuMsPerRequest.byProcess)}${m.cpuMsPerRequest.loadGenerator === null ? '' : `  (load generator ${m.cpuMsPerRequest.loadGenerator.toFixed(3)}, not counted)`}`);
+    }
+    for (const [key, tiers] of Object.entries(s.capacity)) out.push(`  cores per 10k req/s ${key.padEnd(9)} ${Object.entries(tiers).map(([t, c]) => `${t} ${c.toFixed(2)}`).join(' · ')}`);
     if (s.profile) out.push(...profileLines(s.profile));
   }
+  if (report.targets.length > 0) {
+    out.push('', 'targets (ours, warm; issue 32)');
+    for (const t of report.targets) {
+      const mark = t.met === null ? 'n/a ' : t.met ? 'met ' : 'MISS';
+      out.push(`  ${mark} ${t.scenario.padEnd(21)} ${t.target} = ${na(t.value, 2)} (want ${t.want} ${t.limit})${t.remaining && !t.met ? `; ours' ms/req: ${t.remaining}` : ''}`);
+    }
+  }
   return out.join('\n');
+}
+
+/** ms per request by process, largest first. */
+export function byProcess(ms: Readonly<Record<string, number>>): string {
+  return Object.entries(ms)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+    .join(' · ');
 }
 
 /** First path where two JSON values differ, or undefined when equal. */

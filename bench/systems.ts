@@ -4,6 +4,7 @@
  *   ours   the gateway (startGateway, production mode), batching loaders over the shards
  *   n+1    the same gateway with `batching: false`: every load its own round trip
  *   floor  plain graphql-js on node:http over the scenario data in Maps (no I/O at all)
+ *   floor-jit  the same schema, resolvers and Maps on graphql-jit (the gateway's executor)
  *   flat   plain graphql-js on node:http over ONE unsharded database, answering with JOINs
  *
  * `restart()` is what "cold" means today: a fresh server (new pools, empty document cache, new
@@ -23,7 +24,7 @@ import { MemoryData, MemorySource, RecordingSource, type EventSettings } from '.
 import type { Source, SourceContext } from './baselines/source.ts';
 import type { ScenarioRequest } from './scenarios.ts';
 
-export type SystemKey = 'ours' | 'n+1' | 'floor' | 'flat';
+export type SystemKey = 'ours' | 'n+1' | 'floor' | 'floor-jit' | 'flat';
 
 export interface System {
   readonly key: SystemKey;
@@ -39,6 +40,7 @@ export const SYSTEM_TITLES: Record<SystemKey, string> = {
   ours: 'shardql gateway (DataLoader batching, one round trip per host per level)',
   'n+1': 'same gateway, batching off (naive resolvers, N+1 round trips)',
   floor: 'plain graphql-js on node:http, in-memory Maps (no I/O)',
+  'floor-jit': 'the same floor on graphql-jit, the executor the gateway runs (no I/O, no Apollo)',
   flat: 'plain graphql-js on node:http, ONE unsharded MariaDB database, SQL JOINs',
 };
 
@@ -66,7 +68,7 @@ export async function gatewaySystem(key: 'ours' | 'n+1', config: GatewayConfig, 
   };
 }
 
-async function baselineSystem(key: 'floor' | 'flat', open: () => Promise<{ server: BaselineServer; close?: () => Promise<void> }>): Promise<System> {
+async function baselineSystem(key: 'floor' | 'floor-jit' | 'flat', open: () => Promise<{ server: BaselineServer; close?: () => Promise<void> }>): Promise<System> {
   let cur = await open();
   return {
     key,
@@ -97,9 +99,10 @@ export function flatSystem(schema: GraphQLSchema, stack: StackInfo, database: st
   });
 }
 
-export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: string, events: EventSettings = {}): Promise<System> {
+/** A floor over the recorded Maps: graphql-js's execute() (`floor`) or graphql-jit (`floor-jit`). */
+export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: string, events: EventSettings = {}, executor: 'js' | 'jit' = 'js'): Promise<System> {
   const source = new MemorySource(data, events);
-  return baselineSystem('floor', async () => ({ server: await serveGraphql({ schema, jwtSecret, source: () => source }) }));
+  return baselineSystem(executor === 'jit' ? 'floor-jit' : 'floor', async () => ({ server: await serveGraphql({ schema, jwtSecret, source: () => source, executor }) }));
 }
 
 /**

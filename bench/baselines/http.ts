@@ -1,12 +1,15 @@
 /**
- * GraphQL over node:http with plain graphql-js (no Apollo): what the floor and the flat baseline
+ * GraphQL over node:http with plain graphql-js (no Apollo): what the floors and the flat baseline
  * serve through. Each distinct query text is parsed and validated once and then only executed —
  * as Apollo does with its document cache — so the floor pays no parse/validate that ours doesn't.
+ * `executor: 'jit'` runs each document compiled once by graphql-jit, as the gateway does (the
+ * `floor-jit` baseline: what this executor does with no caches, no network and no Apollo).
  * `x-shardql-cost: 1` adds `extensions.cost.sqlRoundTrips`, like the gateway.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { execute, getVariableValues, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { viewerFromAuthorization } from '../../src/auth/tokens.ts';
 import type { Source, SourceContext } from './source.ts';
 
@@ -20,6 +23,27 @@ export interface ServeOptions {
   readonly jwtSecret: string;
   /** A source for one request (the flat one holds per-request loaders). */
   readonly source: (ctx: SourceContext) => Source;
+  /** graphql-js's execute() (default) or graphql-jit's compiled query per document. */
+  readonly executor?: 'js' | 'jit';
+}
+
+/** A document's operation compiled by graphql-jit once, per operation name. */
+function jitRunner(schema: GraphQLSchema): (doc: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, ctx: SourceContext) => Promise<ExecutionResult> {
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | ExecutionResult>>();
+  return async (doc, operationName, variables, ctx) => {
+    let byName = compiled.get(doc);
+    if (!byName) compiled.set(doc, (byName = new Map()));
+    let c = byName.get(operationName ?? '');
+    if (!c) byName.set(operationName ?? '', (c = compileQuery(schema, doc, operationName)));
+    if (!isCompiledQuery(c)) return c;
+    // Variables coerced by graphql-js first, as the gateway's executor does.
+    const op = doc.definitions.find((d) => d.kind === 'OperationDefinition' && (operationName === undefined || d.name?.value === operationName));
+    if (op?.kind === 'OperationDefinition' && op.variableDefinitions?.length) {
+      const coerced = getVariableValues(schema, op.variableDefinitions, variables, { maxErrors: 50 });
+      if (coerced.errors) return { errors: coerced.errors };
+    }
+    return (await c.query(undefined, ctx, variables)) as ExecutionResult;
+  };
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -42,6 +66,7 @@ function format(errors: readonly GraphQLError[]): unknown[] {
 }
 
 export async function serveGraphql(opts: ServeOptions): Promise<BaselineServer> {
+  const jit = opts.executor === 'jit' ? jitRunner(opts.schema) : undefined;
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
   const documentOf = (query: string): DocumentNode | readonly GraphQLError[] => {
     let doc = documents.get(query);
@@ -71,13 +96,15 @@ export async function serveGraphql(opts: ServeOptions): Promise<BaselineServer> 
     }
     const ctx: SourceContext = { viewerId, sqlRoundTrips: 0, src: undefined as unknown as Source };
     (ctx as { src: Source }).src = opts.source(ctx);
-    const result: ExecutionResult = await execute({
-      schema: opts.schema,
-      document: doc as DocumentNode,
-      variableValues: payload.variables ?? {},
-      ...(payload.operationName ? { operationName: payload.operationName } : {}),
-      contextValue: ctx,
-    });
+    const result: ExecutionResult = jit
+      ? await jit(doc as DocumentNode, payload.operationName ?? undefined, payload.variables ?? {}, ctx)
+      : await execute({
+          schema: opts.schema,
+          document: doc as DocumentNode,
+          variableValues: payload.variables ?? {},
+          ...(payload.operationName ? { operationName: payload.operationName } : {}),
+          contextValue: ctx,
+        });
     const body: Record<string, unknown> = { data: result.data ?? null };
     if (result.errors) body.errors = format(result.errors);
     if (req.headers['x-shardql-cost'] === '1') body.extensions = { cost: { sqlRoundTrips: ctx.sqlRoundTrips } };

@@ -2,7 +2,7 @@
  * `npm run bench -- --quick`, once: the benchmark runs end to end on its own stack (.stack-bench,
  * never the tests' .stack) and its JSON report holds every scenario, with numbers for ours and
  * for every baseline, the ratios, and where ours spent its CPU in the warm run; and the fan-out
- * scenario's latency and throughput. The notifications scenarios' answers (grouping, order, counts,
+ * scenario's latency and throughput; every warm system's CPU per request, by process, and the cost targets. The notifications scenarios' answers (grouping, order, counts,
  * actors; page 2's cursors) are the same in the floor and flat as in ours.
  */
 import { test } from 'node:test';
@@ -15,7 +15,8 @@ import type { BenchReport } from '../../bench/report.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SCENARIOS = ['profile', 'board-page-1', 'board-page-100', 'pin-detail', 'feed-10', 'feed-1000', 'notifications', 'notifications-page-2', 'like-unlike'];
-const BASELINES = ['n+1', 'floor', 'flat'] as const;
+const BASELINES = ['n+1', 'floor', 'floor-jit', 'flat'] as const;
+const SYSTEMS = ['ours', ...BASELINES] as const;
 
 function runBench(jsonFile: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
@@ -46,6 +47,8 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     assert.ok(report.machine.nproc, 'machine info');
     assert.equal(report.config.warmupSeconds, 0.5);
     assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
+    assert.match(output, /targets \(ours, warm; issue 32\)/, 'the printed report lists the targets');
+    assert.match(output, /cores per 10k req\/s ours/, 'the printed report sizes the tiers');
     // fan-out: every pin reached every follower's stored feed, timed; the workers counted each insertion.
     const f = report.fanout;
     assert.ok(f && f.followers > 0, `fan-out ran: ${JSON.stringify(f)}`);
@@ -72,6 +75,25 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
         }
       }
       for (const b of BASELINES) assert.ok(typeof s.consistency[b] === 'string', `${s.key}: consistency with ${b}`);
+      // CPU per request from every process's own accounting, for every warm system; cores per tier from it.
+      for (const key of SYSTEMS) {
+        const m = s.phases.warm.systems[key]!;
+        const cpu = m.cpuMsPerRequest;
+        assert.ok(cpu && cpu.total > 0, `${s.key} warm ${key}: CPU per request ${JSON.stringify(cpu)}`);
+        assert.ok(cpu.byProcess.server! > 0, `${s.key} warm ${key}: the serving process's CPU ${JSON.stringify(cpu.byProcess)}`);
+        for (const name of ['mysql001-primary', 'mysql002-primary', 'redis', 'memcached']) assert.ok(typeof cpu.byProcess[name] === 'number' && cpu.byProcess[name]! >= 0, `${s.key} warm ${key}: ${name} in ${JSON.stringify(cpu.byProcess)}`);
+        const sum = Object.values(cpu.byProcess).reduce((a, v) => a + v, 0);
+        assert.ok(Math.abs(sum - cpu.total) < 0.001, `${s.key} warm ${key}: total ${cpu.total} = sum ${sum}`);
+        assert.ok(cpu.loadGenerator !== null && cpu.loadGenerator > 0, `${s.key} warm ${key}: load generator measured apart`);
+        assert.ok(m.tail !== null && m.tail >= 1, `${s.key} warm ${key}: p99/p50 ${m.tail}`);
+        const cores = s.capacity[key]!;
+        assert.ok(cores.gateway! > 0 && typeof cores.mysql === 'number', `${s.key} ${key}: cores per 10k req/s ${JSON.stringify(cores)}`);
+        if (key !== 'ours') assert.ok(s.phases.warm.ratios[key]!.cpu! > 0, `${s.key}: CPU ratio to ${key}`);
+      }
+      const expected = s.mutation ? ['CPU ms/req ours ÷ flat'] : ['req/s ours ÷ floor-jit', 'CPU ms/req ours ÷ flat', 'p99/p50 ours − floor-jit'];
+      const lines = report.targets.filter((t) => t.scenario === s.key);
+      assert.deepEqual(lines.map((t) => t.target), expected, `${s.key}: target lines`);
+      for (const t of lines) assert.ok(typeof t.value === 'number' && typeof t.met === 'boolean', `${s.key}: ${t.target} measured ${JSON.stringify(t)}`);
       // The baselines group notifications by the store's rules (bench/baselines/notifications.ts, flat.ts): same answers.
       if (s.key.startsWith('notifications')) for (const b of ['floor', 'flat'] as const) assert.equal(s.consistency[b], 'same', `${s.key}: ${b}'s answers`);
       const prof = s.profile;

@@ -12,6 +12,7 @@ const m = (rps: number, p50Ms: number, p99Ms: number, sql: number | null, cache:
   sqlRoundTrips: sql,
   cacheRoundTrips: cache,
   hitRates: { objects: null, lists: null },
+  tail: p99Ms / p50Ms,
   errors: 0,
 });
 
@@ -28,11 +29,13 @@ const REPORT: BenchReport = {
     {
       key: 'profile',
       title: 'profile: user → 10 boards',
+      mutation: false,
+      capacity: {},
       phases: {
         cold: { systems: { ours: m(50, 20, 90, 11, 15) }, ratios: {} },
         warm: {
           systems: { ours: m(732.4, 8.81, 33.04, 0, 1), floor: m(295.3, 20, 60, 0, null), flat: m(59.1, 100, 200, 4, null) },
-          ratios: { floor: { rps: 2.48, p50: 0.4 }, flat: { rps: 12.39, p50: 0.1 } },
+          ratios: { floor: { rps: 2.48, p50: 0.4, cpu: null }, flat: { rps: 12.39, p50: 0.1, cpu: null } },
         },
       },
       consistency: { floor: 'same', flat: 'same' },
@@ -54,9 +57,15 @@ const REPORT: BenchReport = {
     {
       key: 'like',
       title: 'like/unlike mix',
+      mutation: true,
+      capacity: { ours: { gateway: 7.4, mysql: 4 } },
       phases: {
         cold: { systems: { ours: m(300, 7, 20, 2, 3) }, ratios: {} },
-        warm: { systems: { ours: m(938, 7.9, 19.5, 2, 2.8), flat: m(1705, 4, 9, 9, null) }, ratios: { flat: { rps: 0.55, p50: 2 } } },
+        warm: {
+          systems: {
+            ours: { ...m(938, 7.9, 19.5, 2, 2.8), cpuMsPerRequest: { total: 1.14, byProcess: { server: 0.74, 'mysql001-primary': 0.4 }, loadGenerator: 0.1 } },
+            flat: { ...m(1705, 4, 9, 9, null), cpuMsPerRequest: { total: 0.76, byProcess: { server: 0.36, 'mysql001-primary': 0.4 }, loadGenerator: 0.1 } },
+          }, ratios: { flat: { rps: 0.55, p50: 2, cpu: 1.5 } } },
       },
       consistency: { flat: 'differs at $.data.likePin' },
     },
@@ -68,6 +77,7 @@ const REPORT: BenchReport = {
     burst: { pins: 20, insertions: 20000, seconds: 0.4897, insertionsPerSecond: 40841.3, countedInsertions: 20000 },
     setupSeconds: 5,
   },
+  targets: [{ scenario: 'like', target: 'CPU ms/req ours ÷ flat', want: '<=', limit: 1, value: 1.5, met: false, remaining: 'server 0.740 · mysql001-primary 0.400' }],
   notes: [],
   totalSeconds: 497,
 };
@@ -89,8 +99,8 @@ describe('Benchmark page: a report as docs/benchmarks-latest.md', () => {
   });
 
   test('one row per scenario: ours, its round trips warm and cold, and each ratio (— for a baseline not run)', () => {
-    assert.ok(lines.includes('| profile: user → 10 boards | 732 (8.8 / 33.0) | 0 / 1 (cold: 11 / 15) | — | 2.48× | 12.4× |'));
-    assert.ok(lines.includes('| like/unlike mix | 938 (7.9 / 19.5) | 2 / 2.8 (cold: 2 / 3) | — | — | 0.55× |'));
+    assert.ok(lines.includes('| profile: user → 10 boards | 732 (8.8 / 33.0) | 0 / 1 (cold: 11 / 15) | — | 2.48× | — | 12.4× |'));
+    assert.ok(lines.includes('| like/unlike mix | 938 (7.9 / 19.5) | 2 / 2.8 (cold: 2 / 3) | — | — | — | 0.55× |'));
   });
 
   test('answers that differ from ours are listed, not hidden', () => {
@@ -101,7 +111,14 @@ describe('Benchmark page: a report as docs/benchmarks-latest.md', () => {
   test('the fan-out and the CPU profile', () => {
     assert.match(page, /p50 \*\*30 ms\*\*, p99 \*\*72 ms\*\* over 30 pins; a burst of 20 pins: 20,000 feed insertions in 0\.49 s = \*\*40,841 insertions\/s\*\*/);
     assert.ok(lines.includes('| profile: user → 10 boards | 10% | 102, 18.1 ms · 15.3 ms | src 35%, @apollo/server 27%, GC 7.6% | cache/nearCache.ts 14%, graphql/connections.ts 12% |'));
-    assert.equal(lines.filter((l) => l.startsWith('| like/unlike mix |')).length, 1, 'a scenario without a profile has no profile row');
+    const profileSection = page.slice(page.indexOf('## Where ours spends'));
+    assert.ok(!profileSection.includes('| like/unlike mix |'), 'a scenario without a profile has no profile row');
+  });
+
+  test('CPU per request by process, its tail, and the cost targets with what remains', () => {
+    assert.ok(lines.includes('| like/unlike mix | ours | 1.140 | 2.5 | server 0.740 · mysql001-primary 0.400 |'));
+    assert.ok(lines.includes('| like/unlike mix | flat | 0.760 | 2.3 | mysql001-primary 0.400 · server 0.360 |'));
+    assert.ok(lines.includes('| like | CPU ms/req ours ÷ flat | 1.50 | <= 1 | **no** (ours: server 0.740 · mysql001-primary 0.400) |'));
   });
 
   test('a report without fan-out or profiles has neither section, and every baseline agreeing is said once', () => {
