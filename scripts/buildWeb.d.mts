@@ -7,3 +7,4 @@ export declare class WebBuildError extends Error {}
 export declare function compileDocuments(web?: string): Promise<string>;
 export declare function buildWeb(root?: string): Promise<string>;
 export declare function ensureWebBuilt(root?: string): Promise<string>;
+export declare function typecheckWeb(web?: string): void;

@@ -5,12 +5,13 @@
  *   dist/web/persisted-documents.json   Relay's manifest: { "<sha256 of the text>": "<operation text>" }
  *   dist/web/assets/app.js, app.css     the bundle the gateway serves under /app/assets/
  *
- * Two steps, each failing the build:
+ * Three steps, each failing the build:
  *   1. relay-compiler (the npm package's own binary, web/relay.config.json) checks every `graphql`
  *      document of web/src against the served schema, writes the artifacts beside the components
  *      (web/src/__generated__, not committed) and the manifest. Its artifacts carry only the
  *      operation's ID (`params.text` is null), so the bundle holds no document text at all.
- *   2. esbuild bundles web/src/main.tsx. Its one plugin turns each graphql`…` tag into an import of
+ *   2. tsc checks web/ against the artifacts' types (what a component reads is what its fragment selects).
+ *   3. esbuild bundles web/src/main.tsx. Its one plugin turns each graphql`…` tag into an import of
  *      the artifact named after the tag's operation or fragment (what babel-plugin-relay does):
  *      the project has no Babel, Relay forbids interpolation inside the tags (so a tag's text ends at
  *      the next backtick), and the compiler has already refused any tag it could not compile, so a
@@ -110,10 +111,21 @@ export function relayTagPlugin(artifacts) {
   };
 }
 
+/**
+ * Type-checks web/ (web/tsconfig.json) with the artifacts' types: a component reading a field its
+ * fragment does not select fails here. Throws WebBuildError with tsc's messages.
+ */
+export function typecheckWeb(web = join(ROOT, 'web')) {
+  const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+  const run = spawnSync(process.execPath, [tsc, '-p', join(web, 'tsconfig.json')], { encoding: 'utf8', timeout: 300_000 });
+  if (run.status !== 0) throw new WebBuildError(`tsc found type errors in web/:\n${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}`);
+}
+
 /** Builds dist/web (see the header). Throws WebBuildError when a step fails. */
 export async function buildWeb(root = ROOT) {
   const web = join(root, 'web');
   await compileDocuments(web);
+  typecheckWeb(web);
   const { build } = require('esbuild');
   const assets = join(webDir(root), 'assets');
   const tmp = `${assets}.${process.pid}.tmp`;
