@@ -94,7 +94,7 @@ function wantsHtml(req: IncomingMessage): boolean {
 
 /**
  * The gateway's HTTP surface: /graphql (Apollo; a page for browsers), /graphiql (served from
- * local assets), /healthz, /readyz, /metrics. Everything refused here is refused before any SQL
+ * local assets), /app (the web app, when built and configured), /healthz, /readyz, /metrics. Everything refused here is refused before any SQL
  * runs. Every /graphql request gets a request ID (`x-request-id`), a root span when traced, and
  * ends with one log line.
  */
