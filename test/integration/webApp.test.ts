@@ -262,6 +262,29 @@ describe('The web app in development', () => {
     }
   });
 
+  test('a like refused (its pin deleted meanwhile) rolls its optimistic count back and says why', async () => {
+    const board = (await devOk('{ user(username: "alice") { boards(first: 1) { edges { node { id } } } } }')).user.boards.edges[0].node.id;
+    const pin = (await devOk('mutation($b: ID!) { createPin(input: { boardId: $b, title: "Soon gone" }) { id } }', { b: board })).createPin.id;
+    const { context, page } = await openPage();
+    try {
+      await page.goto(`${dev.url}/app/p/${pin}`);
+      const count = page.getByTestId('pin').getByTestId('like-count');
+      await shows(count, 0);
+      await devOk('mutation($id: ID!) { deletePin(id: $id) { deleted } }', { id: pin });
+      const done = answered(page, 'LikeButtonLikeMutation');
+      await page.getByTestId('pin').getByTestId('like').click();
+      const answer = await (await done).json();
+      assert.deepEqual(answer.errors.map((e: any) => e.extensions.code), ['NOT_FOUND']);
+      const banner = page.locator('.banner[role=alert]');
+      await banner.waitFor();
+      assert.equal(await banner.locator('.banner-text').innerText(), answer.errors[0].message);
+      await shows(count, 0);
+      assert.equal(await page.getByTestId('pin').getByTestId('like').getAttribute('aria-pressed'), 'false');
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the home feed and the notifications render', async () => {
     const { context, page } = await openPage();
     try {
