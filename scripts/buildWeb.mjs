@@ -82,13 +82,16 @@ export async function compileDocuments(web = join(ROOT, 'web')) {
   return join(out, MANIFEST);
 }
 
-/** graphql`…` → an import of the artifact of the tag's first definition (see the header). */
-export function relayTagPlugin(artifacts) {
+/**
+ * graphql`…` → an import of the artifact of the tag's first definition (see the header), in the
+ * app's own TypeScript files under `src` (never the artifacts, never a package).
+ */
+export function relayTagPlugin(src, artifacts) {
   return {
     name: 'relay-tags',
     setup(build) {
       build.onLoad({ filter: /\.tsx?$/ }, (args) => {
-        if (args.path.includes('__generated__')) return undefined;
+        if (!args.path.startsWith(src) || args.path.startsWith(artifacts)) return undefined;
         const source = readFileSync(args.path, 'utf8');
         if (!source.includes('graphql`')) return undefined;
         const imports = [];
@@ -143,7 +146,7 @@ export async function buildWeb(root = ROOT) {
     sourcemap: 'linked',
     legalComments: 'none',
     define: { 'process.env.NODE_ENV': '"production"' },
-    plugins: [relayTagPlugin(join(web, 'src', '__generated__'))],
+    plugins: [relayTagPlugin(join(web, 'src'), join(web, 'src', '__generated__'))],
     logLevel: 'silent',
   }).catch((err) => {
     throw new WebBuildError(`esbuild could not bundle the web app:\n${err.message}`);
