@@ -3,8 +3,9 @@
  * source map: the project's TypeScript bundled by esbuild, every npm package left to Node as it is
  * installed (`packages: 'external'`).
  *
- *   node scripts/build.mjs             build
- *   node scripts/build.mjs --if-stale  build only if a source file is newer than the build (what bin/shardql does)
+ *   node scripts/build.mjs             build the CLI, then the web app (scripts/buildWeb.mjs: dist/web)
+ *   node scripts/build.mjs --if-stale  build only the CLI, only if a source file is newer than the build (what
+ *                                      bin/shardql does; `shardql dev` builds the web app when it changed)
  *
  * Why: run from source, every process start transpiled and resolved ~180 project modules through
  * tsx's loader hooks (a thread of their own, one message per import): ~2.1 CPU-s to import the
@@ -100,5 +101,16 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     // esbuild's error lists each message with its file and line.
     console.error(`shardql: the build of ${ENTRY} failed:\n${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
+  }
+  if (!ifStale) {
+    const { buildWeb, WEB_OUT } = await import('./buildWeb.mjs');
+    try {
+      const t0 = Date.now();
+      await buildWeb();
+      console.log(`built ${WEB_OUT} in ${Date.now() - t0} ms`);
+    } catch (err) {
+      console.error(`shardql: the build of web/ failed:\n${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    }
   }
 }

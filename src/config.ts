@@ -74,6 +74,11 @@ export interface GatewayConfig {
   readonly schemaPrivacy?: boolean;
   /** Path of a persisted-query manifest; when set, only its operations run (trusted documents). */
   readonly trustedDocuments?: string;
+  /**
+   * Directory of the built web app (scripts/buildWeb.mjs: dist/web), served at /app; the operations
+   * of its manifest run by ID beside free-form queries. Unset: no app.
+   */
+  readonly webApp?: string;
   // Limits and abuse (docs/security.md "Limits and abuse"): every field optional, defaults in the comments.
   /** Most rows one operation may touch, estimated before it runs. Default 50000. */
   readonly maxCost?: number;
@@ -151,6 +156,7 @@ function hostPort(text: string, name: string): { host: string; port: number } {
  *   SHARDQL_TOPOLOGY_KEY, SHARDQL_MYSQL_USER, SHARDQL_MYSQL_PASSWORD, SHARDQL_REDIS (host:port) or
  *   SHARDQL_REDIS_CLUSTER (host:port,host:port,… or redis://host:port,…: some nodes of a cluster),
  *   SHARDQL_MEMCACHED (host:port[,host:port]) with SHARDQL_MEMCACHED_USERNAME / _PASSWORD (SASL), SHARDQL_JWT_SECRET, SHARDQL_TRUSTED_DOCUMENTS,
+ *   SHARDQL_WEB_APP (the built web app's directory, e.g. dist/web),
  *   SHARDQL_MYSQL_ADMIN_USER, SHARDQL_MYSQL_ADMIN_PASSWORD, SHARDQL_TOPOLOGY_REFRESH_MS,
  *   SHARDQL_QUEUE_PREFIX
  *
@@ -184,6 +190,7 @@ export function loadConfig(given: Env, stack?: StackInfo): GatewayConfig {
     memcached: memcachedTarget(env, stack),
     jwtSecret,
     ...(trusted ? { trustedDocuments: trusted } : {}),
+    ...(env.SHARDQL_WEB_APP ? { webApp: env.SHARDQL_WEB_APP } : {}),
     ...(env.SHARDQL_QUEUE_PREFIX ? { queuePrefix: queuePrefixOf(env.SHARDQL_QUEUE_PREFIX) } : {}),
     ...limits(env, mode),
     ...adminAndRefresh(env, stack, mysqlTls),
@@ -657,6 +664,7 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_LANDING_PAGE', readBy: ['gateway'] },
   { name: 'SHARDQL_SCHEMA_PRIVACY', readBy: ['gateway'] },
   { name: 'SHARDQL_TRUSTED_DOCUMENTS', readBy: ['gateway'] },
+  { name: 'SHARDQL_WEB_APP', readBy: ['gateway'] },
   { name: 'SHARDQL_MAX_COST', readBy: ['gateway'] },
   { name: 'SHARDQL_MAX_ROUND_TRIPS', readBy: ['gateway'] },
   { name: 'SHARDQL_RATE_LIMIT', readBy: ['gateway'] },

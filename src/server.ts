@@ -31,6 +31,7 @@ import { InFlight } from './http/drain.ts';
 import { readiness } from './http/readiness.ts';
 import type { RequestScope } from './http/requestScope.ts';
 import { loadManifest } from './http/trustedDocuments.ts';
+import { loadWebApp } from './http/webApp.ts';
 import { createLoaders } from './loaders/loaders.ts';
 import { HomeFeeds } from './loaders/feed.ts';
 import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
@@ -66,7 +67,7 @@ export interface GatewayOptions {
   /** Host to listen on. Default 127.0.0.1. */
   readonly host?: string;
   readonly defaultQuery?: string;
-  /** A token GraphiQL opens with (development). */
+  /** A token GraphiQL and the web app open with (development only). */
   readonly graphiqlToken?: string;
   /** Batch loads per level (default true). False is the N+1 baseline of the benchmark. */
   readonly batching?: boolean;
@@ -167,6 +168,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
+  const webApp = config.webApp ? loadWebApp(config.webApp) : undefined;
+  const known = webApp ? loadManifest(webApp.manifestPath) : undefined;
+  if (known) log('web_app', { path: '/app', operations: known.size, trustedOnly: trusted !== undefined });
 
   // Traces only when configured: otherwise OpenTelemetry is not even loaded, no tracer exists and
   // the request path makes no span.
@@ -238,6 +242,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     admit,
     batching: config.batchedRequests ?? false,
     trusted,
+    known,
+    // The development token signs the page in; production pages ask a person for one.
+    webApp: webApp ? { app: webApp, token: development ? opts.graphiqlToken : undefined } : undefined,
     trustedProxies: config.trustedProxies ? compileTrustedProxies(config.trustedProxies) : undefined,
     tracer: tracing,
     graphiql: development

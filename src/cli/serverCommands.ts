@@ -1,5 +1,8 @@
 /** `shardql serve` (the gateway) and `shardql dev` (everything for a fresh machine, then the gateway). */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { mintToken } from '../auth/tokens.ts';
+import { PROJECT_ROOT } from '../core/projectRoot.ts';
 import { parseTopology, type Topology } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import { CliError, type CliContext, type Command } from './command.ts';
@@ -54,13 +57,25 @@ const serve: Command = {
     const config = configFor(ctx);
     const host = args.string('host') ?? ctx.env.SHARDQL_HOST;
     const gateway = await startGateway(ctx, config, host !== undefined && host !== '' ? { host } : {});
-    println(ctx.stdout, `shardql gateway (${config.env}) listening on ${gateway.url}${config.env === 'development' ? `; GraphiQL at ${gateway.url}/graphiql` : ''}`);
+    println(ctx.stdout, `shardql gateway (${config.env}) listening on ${gateway.url}${config.env === 'development' ? `; GraphiQL at ${gateway.url}/graphiql` : ''}${config.webApp ? `; web app at ${gateway.url}/app` : ''}`);
     return serveUntilSignal(ctx, gateway);
   },
 };
 
 function step(ctx: CliContext, n: number, text: string): void {
-  println(ctx.stdout, `\n[${n}/6] ${text}`);
+  println(ctx.stdout, `\n[${n}/7] ${text}`);
+}
+
+/**
+ * Builds the web app if web/, schema/ or the packages changed since its last build (a separate
+ * process: scripts/buildWeb.mjs runs relay-compiler and esbuild). Returns the built directory.
+ */
+function ensureWebApp(ctx: CliContext): string {
+  const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'scripts/buildWeb.mjs'), '--if-stale'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new CliError(`${run.stderr || run.stdout || String(run.error)}`.trim());
+  if (run.stdout.trim() !== '') println(ctx.stdout, run.stdout.trim());
+  else println(ctx.stdout, 'The web app is up to date (dist/web)');
+  return join(PROJECT_ROOT, 'dist/web');
 }
 
 /**
@@ -98,11 +113,12 @@ async function ensureStackTopology(ctx: CliContext, config: GatewayConfig, hosts
 
 const dev: Command = {
   name: 'dev',
-  summary: 'Fresh machine to running gateway: stack up, topology, databases, demo data, GraphiQL and a token',
+  summary: 'Fresh machine to running gateway: stack up, topology, databases, demo data, the web app, GraphiQL and a token',
   details:
     `Starts (or reuses) the local stack with replicas, publishes a ${DEFAULT_STACK_SHARDS}-shard layout when no map is published (a\n` +
     'published one is served as it is, e.g. after a promotion; one naming servers the stack does not run is\n' +
-    'refused), creates the shard databases, loads the demo data once, and serves the gateway in\n' +
+    'refused), creates the shard databases, loads the demo data once, builds the web app (web/) when it\n' +
+    'changed, and serves the gateway (the app at /app, signed in as the first demo user) in\n' +
     'development mode on $SHARDQL_PORT (default 4000), with one `shardql worker` process beside it (background\n' +
     'jobs: sweeps now, feed fan-out later). Ctrl-C stops both; the stack keeps running.\n' +
     'With --redis-cluster, the gateway and the worker use the stack\'s 3-primary Redis Cluster instead of its single Redis.',
@@ -134,12 +150,15 @@ const dev: Command = {
     const demo = await withStorage(config, topology, (storage) => seedDemo(storage, () => topology, (line) => println(ctx.stderr, `  ${line}`)));
     println(ctx.stdout, demo.created ? `Loaded the demo data: ${demo.users.length} users` : `Demo data already loaded (${demo.users.length} users)`);
 
-    step(ctx, 5, 'Gateway');
+    step(ctx, 5, 'Web app');
+    const webApp = ensureWebApp(ctx);
+
+    step(ctx, 6, 'Gateway');
     const first = demo.users[0];
     const token = first === undefined ? undefined : await mintToken(config.jwtSecret, first.id, DEV_TOKEN_TTL_SECONDS);
-    // GraphiQL opens signed in as the first demo user.
-    const gateway = await startGateway(ctx, config, token !== undefined ? { graphiqlToken: token } : {});
-    const lines = ['', `Ready in ${seconds(Date.now() - started)}.`, `  GraphiQL:  ${gateway.url}/graphiql`, `  GraphQL:   ${gateway.url}/graphql`];
+    // GraphiQL and the web app open signed in as the first demo user.
+    const gateway = await startGateway(ctx, { ...config, webApp }, token !== undefined ? { graphiqlToken: token } : {});
+    const lines = ['', `Ready in ${seconds(Date.now() - started)}.`, `  Web app:   ${gateway.url}/app`, `  GraphiQL:  ${gateway.url}/graphiql`, `  GraphQL:   ${gateway.url}/graphql`];
     if (first !== undefined && token !== undefined) {
       lines.push(
         '',
@@ -149,7 +168,7 @@ const dev: Command = {
         `    -d '{"query":"{ viewer { id username } }"}'`,
       );
     }
-    step(ctx, 6, 'Worker');
+    step(ctx, 7, 'Worker');
     const worker = spawnWorker(ctx, { SHARDQL_ENV: 'development', ...redisEnv });
     lines.push('', `Worker: pid ${worker.pid} (background jobs; \`shardql jobs\` shows the queues).`);
     lines.push('', 'Ctrl-C stops the gateway and the worker; the stack keeps running (`shardql stack down` stops it).');

@@ -13,10 +13,12 @@
  * block (data, never executed) that `graphiql-init.js` reads. So the page runs under a strict
  * Content-Security-Policy such as {@link GRAPHIQL_CONTENT_SECURITY_POLICY} (`script-src 'self'`).
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { escapeHtml, jsonForScript, staticAsset, type StaticAsset } from './html.ts';
+
+export type { StaticAsset };
 
 export interface GraphiqlPageOptions {
   /** URL path of the GraphQL endpoint, e.g. '/graphql'. */
@@ -28,13 +30,6 @@ export interface GraphiqlPageOptions {
   /** Headers pre-filled in the headers editor, e.g. { Authorization: 'Bearer …' } (development only). */
   readonly defaultHeaders?: Readonly<Record<string, string>>;
   readonly title?: string;
-}
-
-export interface StaticAsset {
-  readonly body: Buffer;
-  readonly contentType: string;
-  /** A strong ETag, quoted, derived from the content (e.g. `"3q2-…"`). */
-  readonly etag: string;
 }
 
 /**
@@ -137,8 +132,7 @@ function packageDir(pkg: string): string {
 
 function loadAsset(source: AssetSource): StaticAsset {
   const body = source.kind === 'inline' ? Buffer.from(source.text, 'utf8') : readFileSync(join(packageDir(source.pkg), source.file));
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { body, contentType: source.contentType, etag };
+  return staticAsset(body, source.contentType);
 }
 
 /**
@@ -154,21 +148,6 @@ export function graphiqlAsset(name: string): StaticAsset | undefined {
   const asset = loadAsset(source);
   assetCache.set(name, asset);
   return asset;
-}
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for an HTML text node or a quoted attribute value. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
-
-/**
- * JSON for a `<script>` element's content: no `<` (so no `</script>` or `<!--`), `>` or `&` can
- * appear literally, nor U+2028/U+2029. The escapes are valid JSON, so JSON.parse restores the text.
- */
-function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function assetUrl(prefix: string, name: string): string {

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { ERROR_CATALOGUE, isShardqlError, ShardqlError, type ErrorCode } from '../core/errors.ts';
 import { graphiqlAsset, graphiqlPage, GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql.ts';
-import type { TrustedDocuments } from './trustedDocuments.ts';
+import type { PersistedDocuments } from './trustedDocuments.ts';
+import { WEB_APP_BASE, WEB_APP_CONTENT_SECURITY_POLICY, type WebApp } from './webApp.ts';
 import type { Log } from '../log.ts';
 import type { RequestTracer } from '../core/trace.ts';
 import type { Admit } from './admission.ts';
@@ -22,7 +23,15 @@ export interface HandlerOptions<TContext extends object> {
    * request. It may fill in `scope.usage` (SQL and cache counters) for the request's log line.
    */
   readonly context: (req: IncomingMessage, scope: RequestScope) => Promise<TContext>;
-  readonly trusted?: TrustedDocuments | undefined;
+  /** Trusted documents: only this manifest's operations run. */
+  readonly trusted?: PersistedDocuments | undefined;
+  /** Known documents (ignored with `trusted`): this manifest's IDs run beside free-form queries. */
+  readonly known?: PersistedDocuments | undefined;
+  /**
+   * The web app, served at /app (any path under it: the app routes in the browser) and
+   * /app/assets/; `token` (development only) signs the page in as the demo user.
+   */
+  readonly webApp?: { readonly app: WebApp; readonly token?: string | undefined } | undefined;
   /** GraphiQL (development): served at /graphiql and /, and to a browser opening /graphql. */
   readonly graphiql?: { readonly defaultQuery: string; readonly defaultHeaders?: Record<string, string> } | undefined;
   /**
@@ -85,7 +94,7 @@ function wantsHtml(req: IncomingMessage): boolean {
 
 /**
  * The gateway's HTTP surface: /graphql (Apollo; a page for browsers), /graphiql (served from
- * local assets), /healthz, /readyz, /metrics. Everything refused here is refused before any SQL
+ * local assets), /app (the web app, when built and configured), /healthz, /readyz, /metrics. Everything refused here is refused before any SQL
  * runs. Every /graphql request gets a request ID (`x-request-id`), a root span when traced, and
  * ends with one log line.
  */
@@ -112,6 +121,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
         return void res.end(m.body);
       }
       if (opts.graphiql && req.method === 'GET' && (url.pathname === '/graphiql' || url.pathname === '/')) return sendGraphiql(res);
+      if (opts.webApp && req.method === 'GET' && (url.pathname === WEB_APP_BASE || url.pathname.startsWith(`${WEB_APP_BASE}/`))) return sendWebApp(req, res, url.pathname, opts.webApp);
       if (opts.graphiql && req.method === 'GET' && url.pathname.startsWith('/graphiql/assets/')) {
         const asset = graphiqlAsset(url.pathname.slice('/graphiql/assets/'.length));
         if (asset) {
@@ -120,7 +130,8 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
           return void res.end(asset.body);
         }
       }
-      return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (/graphql, /graphiql, /healthz, /readyz, /metrics), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
+      const paths = ['/graphql', ...(opts.graphiql ? ['/graphiql'] : []), ...(opts.webApp ? [WEB_APP_BASE] : []), '/healthz', '/readyz', '/metrics'];
+      return sendError(res, 'NOT_FOUND', `Expected a path of this gateway (${paths.join(', ')}), got ${JSON.stringify(url.pathname.slice(0, 64))}`);
     } catch (err) {
       failed(res, err, undefined);
     }
@@ -129,6 +140,20 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
   function sendGraphiql(res: ServerResponse): void {
     const html = graphiqlPage({ endpoint: '/graphql', assetPrefix: '/graphiql/assets', title: 'shardql', ...opts.graphiql! });
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': GRAPHIQL_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
+    res.end(html);
+  }
+
+  function sendWebApp(req: IncomingMessage, res: ServerResponse, path: string, web: NonNullable<HandlerOptions<TContext>['webApp']>): void {
+    const assetPrefix = `${WEB_APP_BASE}/assets/`;
+    if (path.startsWith(assetPrefix)) {
+      const asset = web.app.asset(path.slice(assetPrefix.length));
+      if (!asset) return sendError(res, 'NOT_FOUND', `Expected an asset of the web app, got ${JSON.stringify(path.slice(0, 64))}`);
+      if (req.headers['if-none-match'] === asset.etag) return void res.writeHead(304).end();
+      res.writeHead(200, { 'content-type': asset.contentType, etag: asset.etag, 'cache-control': 'public, max-age=3600' });
+      return void res.end(asset.body);
+    }
+    const html = web.app.page({ endpoint: '/graphql', token: web.token });
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': WEB_APP_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
     res.end(html);
   }
 
@@ -239,6 +264,9 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
       }
       const trusted = opts.trusted;
       body = Array.isArray(body) ? body.map((b: unknown) => trusted.resolve((b ?? {}) as Record<string, unknown>)) : trusted.resolve(body as Record<string, unknown>);
+    } else if (opts.known && req.method === 'POST' && typeof body === 'object' && body !== null) {
+      const known = opts.known;
+      body = Array.isArray(body) ? body.map((b: unknown) => (typeof b === 'object' && b !== null ? known.resolveKnown(b as Record<string, unknown>) : b)) : known.resolveKnown(body as Record<string, unknown>);
     }
     const context = await opts.context(req, scope);
     const viewer = opts.viewerOf?.(context);

@@ -267,3 +267,11 @@ describe('Config: running it in production', () => {
     }
   });
 });
+
+describe('Config: the web app', () => {
+  test('SHARDQL_WEB_APP names the built app to serve at /app; unset or empty, none is served', () => {
+    assert.equal(loadConfig({ ...BASE, SHARDQL_WEB_APP: '/srv/shardql/dist/web' }).webApp, '/srv/shardql/dist/web');
+    assert.equal(loadConfig(BASE).webApp, undefined);
+    assert.equal(loadConfig({ ...BASE, SHARDQL_WEB_APP: '' }).webApp, undefined);
+  });
+});
