@@ -22,7 +22,7 @@ import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { deleteInTx } from './cascade.ts';
 import { randomOpenShard } from './placement.ts';
-import type { WriteHooks } from './writeHooks.ts';
+import type { DeleteGrant, WriteHooks } from './writeHooks.ts';
 import { applyPatch, checkOwner, createFields, createPlan, mutationDef, objectDef, ownerOf, relationChange, relationDef, updatePatch, listingEdges, type CreatePlan, type FieldInput } from './writePlans.ts';
 import type { IdempotencyOptions, Learned, LocalWrite, RelationPlan, WriteExecutor, WritePlan } from './writeExecutor.ts';
 
@@ -113,10 +113,10 @@ export class ModelWrites {
     const o = await this.#s.objects.get(id, ctx);
     if (!o || o.type !== type.key) throw new ShardqlError('NOT_FOUND', `No ${type.key} with ID ${id}`);
     const hooks = this.#hooks.delete?.[type.key];
-    let changedLists: readonly string[] = [];
-    if (hooks?.authorize) ({ changedLists = [] } = await hooks.authorize({ viewer: me.id, object: o, ctx }));
+    let grant: DeleteGrant = {};
+    if (hooks?.authorize) grant = await hooks.authorize({ viewer: me.id, object: o, ctx });
     else checkOwner(this.#model, o, me.id);
-    const deleted = await this.run(this.cascadePlan(name, o, changedLists), me.id, opts, ctx);
+    const deleted = await this.run(this.cascadePlan(name, o, grant.changedLists), me.id, opts, ctx);
     await hooks?.deleted?.(o);
     return deleted;
   }
