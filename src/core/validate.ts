@@ -1,17 +1,17 @@
-import { ShardqlError, describeValue } from './errors.ts';
+import { ShardqlError, UnreachableCaseError, describeValue } from './errors.ts';
+import type { StoredFieldDef } from './model/model.ts';
 
-/** Input rules, one place. Each failure is INVALID_ARGUMENT naming the argument, the rule and the value. */
+/**
+ * Input rules, one place. Each failure is INVALID_ARGUMENT naming the argument, the rule and the
+ * value. The limits of a declared object's fields are the model's (`@stored(maxLength:)`, checked
+ * by `checkStored`); these are the rules of formats.
+ */
 export const LIMITS = {
   usernameMin: 3,
   usernameMax: 30,
   emailMax: 254,
-  displayNameMax: 100,
-  aboutMax: 500,
-  boardNameMax: 100,
-  descriptionMax: 2000,
-  titleMax: 200,
+  /** A URL's length when its field declares none. */
   urlMax: 2048,
-  commentMax: 1000,
   /** Largest page a client may ask for. */
   pageMax: 100,
 } as const;
@@ -47,8 +47,8 @@ export function checkText(value: string, argument: string, max: number, opts: { 
 }
 
 /** An absolute http(s) URL with a host; nothing else (no javascript:, data:, file:). */
-export function checkUrl(value: string, argument: string): string {
-  if (value.length > LIMITS.urlMax) throw invalid(argument, `a URL of at most ${LIMITS.urlMax} characters`, value);
+export function checkUrl(value: string, argument: string, max: number = LIMITS.urlMax): string {
+  if (value.length > max) throw invalid(argument, `a URL of at most ${max} characters`, value);
   let url: URL;
   try {
     url = new URL(value);
@@ -59,6 +59,32 @@ export function checkUrl(value: string, argument: string): string {
     throw invalid(argument, 'an absolute http or https URL without credentials', value);
   }
   return url.toString();
+}
+
+/**
+ * A value of a declared stored field (`@stored` in schema/), checked by its format and limits:
+ *
+ *   checkStored({ field: 'link', format: 'URL', maxLength: 2048, required: false }, 'https://x.test/a')  // 'https://x.test/a'
+ *   checkStored({ field: 'name', format: 'TEXT', maxLength: 100, required: true }, '  ')  // INVALID_ARGUMENT: non-empty text
+ */
+export function checkStored(f: Pick<StoredFieldDef, 'field' | 'format' | 'maxLength' | 'required'>, value: string): string {
+  switch (f.format) {
+    case 'TEXT':
+      return checkText(value, f.field, f.maxLength ?? Number.MAX_SAFE_INTEGER, { required: f.required });
+    case 'URL':
+      return checkUrl(value, f.field, f.maxLength ?? LIMITS.urlMax);
+    case 'HANDLE':
+      return checkUsername(value, f.field);
+    case 'EMAIL':
+      return checkEmail(value, f.field);
+    default:
+      throw new UnreachableCaseError(f.format);
+  }
+}
+
+/** INVALID_ARGUMENT naming the argument, what was expected and the value received. */
+export function invalidArgument(argument: string, expected: string, value: unknown): ShardqlError {
+  return invalid(argument, expected, value);
 }
 
 /** A page size (`first` unless named otherwise): 1..pageMax. */

@@ -5,7 +5,9 @@ import { startTestGateway, type GqlResult, type TestGateway } from '../helpers/g
 import { injectionPayloads } from '../corpus/injections.ts';
 import { encodeId } from '../../src/core/ids.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, type ObjectType } from '../../src/core/objectTypes.ts';
-import { checkEmail, checkText, checkUrl, checkUsername, LIMITS } from '../../src/core/validate.ts';
+import { checkEmail, checkText, checkUrl, checkUsername } from '../../src/core/validate.ts';
+import { DECLARED } from '../../src/core/model/declared.ts';
+import { objectDef, storedField } from '../../src/services/writePlans.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
 
 let env: TestEnv;
@@ -99,10 +101,21 @@ interface TextSlot {
   readonly stored: (data: any) => { id?: string; value: string | null | undefined };
 }
 
+/** A declared field's maxLength (`@stored(maxLength:)`): the limit its mutations enforce. */
+const maxOf = (type: string, field: string): number => storedField(objectDef(DECLARED, type), field).maxLength!;
+const LIMITS = {
+  boardNameMax: maxOf('board', 'name'),
+  boardDescriptionMax: maxOf('board', 'description'),
+  descriptionMax: maxOf('pin', 'description'),
+  titleMax: maxOf('pin', 'title'),
+  commentMax: maxOf('comment', 'text'),
+  displayNameMax: maxOf('user', 'displayName'),
+  aboutMax: maxOf('user', 'about'),
+};
 const text = (max: number, required = false) => (p: string) => checkText(p, 'x', max, { required });
 const TEXT_SLOTS: TextSlot[] = [
   { name: 'createBoard.name', query: 'mutation($p: String!) { r: createBoard(input: { name: $p }) { id name } }', expect: text(LIMITS.boardNameMax, true), stored: (d) => ({ id: d.r.id, value: d.r.name }) },
-  { name: 'createBoard.description', query: 'mutation($p: String) { r: createBoard(input: { name: "d", description: $p }) { id description } }', expect: text(LIMITS.descriptionMax), stored: (d) => ({ id: d.r.id, value: d.r.description }) },
+  { name: 'createBoard.description', query: 'mutation($p: String) { r: createBoard(input: { name: "d", description: $p }) { id description } }', expect: text(LIMITS.boardDescriptionMax), stored: (d) => ({ id: d.r.id, value: d.r.description }) },
   { name: 'updateBoard.name', query: 'mutation($p: String, $b: ID!) { r: updateBoard(id: $b, input: { name: $p }) { name } }', expect: text(LIMITS.boardNameMax, true), stored: (d) => ({ value: d.r.name }) },
   { name: 'createPin.title', query: 'mutation($p: String, $b: ID!) { r: createPin(input: { boardId: $b, title: $p }) { id title } }', expect: text(LIMITS.titleMax), stored: (d) => ({ id: d.r.id, value: d.r.title }) },
   { name: 'createPin.description', query: 'mutation($p: String, $b: ID!) { r: createPin(input: { boardId: $b, description: $p }) { id description } }', expect: text(LIMITS.descriptionMax), stored: (d) => ({ id: d.r.id, value: d.r.description }) },

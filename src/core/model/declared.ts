@@ -381,8 +381,8 @@ export const DECLARED = {
   "mutations": [
     {
       "name": "createUser",
-      "action": "CREATE",
-      "type": "user",
+      "action": "CUSTOM",
+      "type": null,
       "relation": null,
       "argument": null
     },

@@ -1,0 +1,121 @@
+/**
+ * The resolvers of every declared mutation, derived from the model (`@create`, `@update`,
+ * `@delete`, `@relate`, `@unrelate`, `@reorder` in schema/): arguments checked by the model's types,
+ * then the model's writes (services/modelWrites.ts). A `@custom` mutation is the product's own and
+ * gets its resolver in resolvers.ts. The arguments a directive does not name follow conventions:
+ *
+ *   createPin(input: { boardId, title }) @create(type: "Pin")      // fields by name, a reference `board` as `boardId`
+ *   createComment(pinId: ID!, text: String!) @create(type: "Comment") // the same, as top-level arguments
+ *   movePin(boardId: ID!, pinId: ID!, afterPinId: ID) @reorder(relation: "board_has_pins", argument: "pinId")
+ *                                                    // the list's owner as `<from>Id`, the edge after as `after<Argument>`
+ */
+import type { GraphQLResolveInfo } from 'graphql';
+import { formatId, parseId } from '../core/ids.ts';
+import type { ModelData, MutationDef } from '../core/model/model.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import type { WriteOpts } from '../services/modelWrites.ts';
+import type { Learned } from '../services/writeExecutor.ts';
+import { objectDef, relationDef, type FieldInput } from '../services/writePlans.ts';
+import type { GatewayContext } from './context.ts';
+
+type Args = Record<string, unknown>;
+export type MutationResolver = (parent: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => unknown;
+
+/** An ID argument: parsed, of the expected type, on a shard this deployment has. */
+export function idArg(ctx: GatewayContext, value: unknown, expect?: string): bigint {
+  return parseId(value, { ...(expect ? { expect: expect as ObjectType } : {}), shardExists: (s) => ctx.topology.shardExists(s) });
+}
+
+/** The per-field idempotency key: the request's `Idempotency-Key` plus the field's response key. */
+export function idempotency(ctx: GatewayContext, info: GraphQLResolveInfo): { idempotencyKey?: string } {
+  return ctx.idempotencyKey === undefined ? {} : { idempotencyKey: `${ctx.idempotencyKey}:${info.path.key}` };
+}
+
+/** A delete's payload: the deleted object named by `deletedId`, never as the payload's own `id` (Relay keys its store by `id`). */
+export const deletePayload = (objectId: bigint) => (done: boolean) => ({ deletedId: formatId(objectId), deleted: done });
+
+/**
+ * Options of a relating mutation: its idempotency key, and what the write learned about the state
+ * it left, kept in the request's loaders so the selection set reads it from there (a like's
+ * `likeCount` and `viewerHasLiked` cost no round trip). Replaces anything loaded before it.
+ */
+function relating(ctx: GatewayContext, info: GraphQLResolveInfo): WriteOpts {
+  return {
+    ...idempotency(ctx, info),
+    learned: (fact: Learned) => {
+      if (fact.kind === 'edge') {
+        const key = { table: fact.table, from: fact.from, to: fact.to };
+        ctx.loaders.edges.clear(key).prime(key, fact.present);
+      } else {
+        const key = { id: fact.id, kind: fact.table };
+        ctx.loaders.counts.replace(key, fact.n);
+      }
+    },
+  };
+}
+
+/** `{ input: { a }, b }` → `{ a, b }`: a create's fields may come in an input object, as arguments, or both. */
+function flatInput(args: Args): Record<string, unknown> {
+  const { input, ...rest } = args;
+  return { ...(input !== null && typeof input === 'object' ? (input as Args) : {}), ...rest };
+}
+
+function fieldInput(values: Record<string, unknown>): FieldInput {
+  return values as FieldInput;
+}
+
+function capitalized(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefined {
+  switch (m.action) {
+    case 'CREATE': {
+      const type = objectDef(model, m.type!);
+      const refs = type.refs.filter((r) => !r.owner);
+      return (_, args, ctx, info) => {
+        const input = flatInput(args);
+        const ids: Record<string, bigint> = {};
+        for (const ref of refs) {
+          const value = input[`${ref.field}Id`];
+          if (value !== undefined && value !== null) ids[ref.field] = idArg(ctx, value, ref.to);
+        }
+        return ctx.writes.model.create(m.name, ctx.viewerId, { fields: fieldInput(input), refs: ids }, ctx.op, idempotency(ctx, info));
+      };
+    }
+    case 'UPDATE':
+      return (_, args, ctx) => ctx.writes.model.update(m.name, ctx.viewerId, idArg(ctx, args[m.argument!], m.type!), fieldInput((args.input ?? {}) as Args), ctx.op);
+    case 'DELETE':
+      return async (_, args, ctx, info) => {
+        const id = idArg(ctx, args[m.argument!], m.type!);
+        return deletePayload(id)(await ctx.writes.model.delete(m.name, ctx.viewerId, id, ctx.op, idempotency(ctx, info)));
+      };
+    case 'RELATE':
+    case 'UNRELATE': {
+      const relation = relationDef(model, m.relation!);
+      return (_, args, ctx, info) => ctx.writes.model.relate(m.name, ctx.viewerId, idArg(ctx, args[m.argument!], relation.to), ctx.op, relating(ctx, info));
+    }
+    case 'REORDER': {
+      const relation = relationDef(model, m.relation!);
+      const after = `after${capitalized(m.argument!)}`;
+      return (_, args, ctx) => {
+        const owner = idArg(ctx, args[`${relation.from}Id`], relation.from);
+        const moved = idArg(ctx, args[m.argument!], relation.to);
+        const previous = args[after] == null ? null : idArg(ctx, args[after], relation.to);
+        return ctx.writes.model.reorder(m.name, ctx.viewerId, owner, moved, previous, ctx.op);
+      };
+    }
+    case 'CUSTOM':
+      return undefined;
+  }
+}
+
+/** A resolver for each declared mutation that is not `@custom`, by mutation name. */
+export function mutationResolvers(model: ModelData): Record<string, MutationResolver> {
+  const out: Record<string, MutationResolver> = {};
+  for (const m of model.mutations) {
+    const r = resolverOf(model, m);
+    if (r) out[m.name] = r;
+  }
+  return out;
+}

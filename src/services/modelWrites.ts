@@ -1,0 +1,270 @@
+/**
+ * The declared mutations, run from the model (`@create`, `@update`, `@delete`, `@relate`,
+ * `@unrelate`, `@reorder` in schema/): each checks its input against the declared fields and the
+ * viewer's ownership against the declared owner, builds its plan (writePlans.ts, pure) and runs it
+ * through the WriteExecutor. A product's own behaviour (events, feeds, rules beyond ownership)
+ * attaches through its hooks (writeHooks.ts); its @custom mutations use the helpers here.
+ *
+ * A write whose changes live on one shard is one local transaction (an object and its list edges
+ * commit together); a write that spans shards records its remaining steps in the intent log in
+ * its first transaction, and each later step mirrors the side written first. Objects are written
+ * before the edges on other shards that point at them, and those edges removed before (or with)
+ * their objects; lists skip inactive objects, so no list shows a missing one.
+ */
+import { ShardqlError } from '../core/errors.ts';
+import { formatId, shardOf } from '../core/ids.ts';
+import type { MappingTable } from '../core/mappings.ts';
+import type { ModelData } from '../core/model/model.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
+import type { Topology } from '../core/topology.ts';
+import type { Storage } from '../storage/index.ts';
+import { isActive, type StoredObject } from '../storage/objectStore.ts';
+import type { OpContext } from '../storage/sqlStats.ts';
+import { deleteInTx } from './cascade.ts';
+import { randomOpenShard } from './placement.ts';
+import type { DeleteGrant, WriteHooks } from './writeHooks.ts';
+import { applyPatch, checkOwner, createFields, createPlan, mutationDef, objectDef, ownerOf, relationChange, relationDef, updatePatch, listingEdges, type CreatePlan, type FieldInput } from './writePlans.ts';
+import type { IdempotencyOptions, Learned, LocalWrite, RelationPlan, WriteExecutor, WritePlan } from './writeExecutor.ts';
+
+/** Options of one mutation call. */
+export interface WriteOpts {
+  /** A client's idempotency key: a retry with the same key returns the first result. */
+  readonly idempotencyKey?: string | undefined;
+  /** Told what the write knows for certain about the state it left (relations): the request's loaders keep it. */
+  readonly learned?: ((fact: Learned) => void) | undefined;
+}
+
+export interface ModelWritesDeps {
+  readonly storage: Storage;
+  readonly topology: () => Topology;
+  readonly model: ModelData;
+  /** Runs the plans; its owner waits for it (`settled`) before closing storage. */
+  readonly executor: WriteExecutor;
+  /** The product's hooks (none: the model's behaviour alone). */
+  readonly hooks?: WriteHooks | undefined;
+  /** Clock of relation edges' sequences (default Date.now). */
+  readonly now?: (() => number) | undefined;
+  /** Picks a random open shard (default Math.random). */
+  readonly random?: (() => number) | undefined;
+}
+
+/** A create's input: the stored fields by field name, and the IDs of its references other than the owner's (the viewer). */
+export interface CreateArgs {
+  readonly fields: FieldInput;
+  readonly refs: Readonly<Record<string, bigint | undefined>>;
+}
+
+type ResultRecord<R> = Pick<WritePlan<R>, 'toRecord' | 'fromRecord'>;
+
+export class ModelWrites {
+  readonly #s: Storage;
+  readonly #deps: ModelWritesDeps;
+  readonly #model: ModelData;
+  readonly #hooks: WriteHooks;
+  readonly #exec: WriteExecutor;
+  readonly #now: () => number;
+
+  constructor(deps: ModelWritesDeps) {
+    this.#s = deps.storage;
+    this.#deps = deps;
+    this.#model = deps.model;
+    this.#hooks = deps.hooks ?? {};
+    this.#exec = deps.executor;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  // Declared mutations, by name.
+
+  /** `@create`: a new object of the mutation's type, with the lists its references name, on its `placeWith` object's shard. */
+  async create(name: string, viewer: bigint | undefined, args: CreateArgs, ctx: OpContext, opts: WriteOpts = {}): Promise<StoredObject> {
+    const type = objectDef(this.#model, mutationDef(this.#model, name, 'CREATE').type!);
+    const fields = createFields(type, args.fields);
+    const me = await this.viewer(viewer, ctx);
+    const hooks = this.#hooks.create?.[type.key];
+    await hooks?.check?.({ viewer: me.id, refs: args.refs, ctx });
+    const plan = this.createPlan(name, type.key, me.id, { fields, refs: args.refs });
+    const write = this.objectPlan(plan.kind, plan.shard, plan.args, async (w) => {
+      const { object, placedWith } = await this.writeCreated(w, plan);
+      return { result: object, steps: hooks?.created?.(w, { viewer: me.id, object, placedWith }) ?? [] };
+    });
+    return this.run(write, me.id, opts, ctx);
+  }
+
+  /** `@update`: the owner patches an object's stored fields (undefined leaves, null clears). */
+  async update(name: string, viewer: bigint | undefined, id: bigint, input: FieldInput, ctx: OpContext): Promise<StoredObject> {
+    const type = objectDef(this.#model, mutationDef(this.#model, name, 'UPDATE').type!);
+    const patch = updatePatch(type, input);
+    const me = await this.viewer(viewer, ctx);
+    return this.#s.objects.update(
+      id,
+      (cur) => {
+        if (cur.type !== type.key) throw new ShardqlError('NOT_FOUND', `No ${type.key} with ID ${id}`);
+        checkOwner(this.#model, cur, me.id);
+        return applyPatch(cur.data, patch);
+      },
+      ctx,
+    );
+  }
+
+  /** `@delete`: the owner (or whom the type's hook allows) deletes an object and what it takes with it (cascade.ts). */
+  async delete(name: string, viewer: bigint | undefined, id: bigint, ctx: OpContext, opts: WriteOpts = {}): Promise<boolean> {
+    const type = objectDef(this.#model, mutationDef(this.#model, name, 'DELETE').type!);
+    const me = await this.viewer(viewer, ctx);
+    const o = await this.#s.objects.get(id, ctx);
+    if (!o || o.type !== type.key) throw new ShardqlError('NOT_FOUND', `No ${type.key} with ID ${id}`);
+    const hooks = this.#hooks.delete?.[type.key];
+    let grant: DeleteGrant = {};
+    if (hooks?.authorize) grant = await hooks.authorize({ viewer: me.id, object: o, ctx });
+    else checkOwner(this.#model, o, me.id);
+    const deleted = await this.run(this.cascadePlan(name, o, grant.changedLists), me.id, opts, ctx);
+    await hooks?.deleted?.(o);
+    return deleted;
+  }
+
+  /**
+   * `@relate` / `@unrelate`: the viewer's edge to the target. The viewer's side (authoritative) in
+   * the first transaction with the intent, then the target's side mirrored from it
+   * (WriteExecutor.relate: three round trips). Adding twice is one edge.
+   */
+  async relate(name: string, viewer: bigint | undefined, targetId: bigint, ctx: OpContext, opts: WriteOpts = {}): Promise<StoredObject> {
+    const m = mutationDef(this.#model, name, 'RELATE', 'UNRELATE');
+    const op = m.action === 'RELATE' ? 'add' : 'remove';
+    const relation = relationDef(this.#model, m.relation!);
+    const viewerId = this.viewerId(viewer);
+    // The viewer and the target in one read (one cache round trip when both are cached).
+    const both = await this.#s.objects.getMany([viewerId, targetId], ctx);
+    const me = this.checkViewer(both.get(viewerId));
+    const target = both.get(targetId);
+    if (!target || target.type !== relation.to || (op === 'add' && !isActive(target))) {
+      throw new ShardqlError('NOT_FOUND', `No ${relation.to} with ID ${targetId}`, op === 'add' ? { id: formatId(targetId) } : {});
+    }
+    const hooks = this.#hooks.relation?.[relation.table];
+    hooks?.check?.({ op, viewer: me.id, target });
+    const sequence = this.#now();
+    const records = hooks?.records?.({ op, viewer: me.id, target, owner: ownerOf(this.#model, target), sequence }) ?? {};
+    const plan: RelationPlan<StoredObject> = {
+      kind: `${op}:${relation.table}`,
+      args: { target: formatId(targetId) },
+      change: relationChange(relation, op, me.id, targetId, sequence),
+      ...(records.events ? { events: records.events } : {}),
+      ...(records.notifies !== undefined ? { notifies: records.notifies } : {}),
+      result: target,
+      ...(op === 'add' ? this.liveRecord : this.objectRecord),
+    };
+    const result = await this.#exec.relate(plan, this.idempotency(me.id, opts), ctx, opts.learned);
+    if (op === 'remove') await hooks?.removed?.(me.id);
+    return result;
+  }
+
+  /** `@reorder`: the owner of a list moves `id` right after `after` in its owner's order (first when null). Answers the list's owner. */
+  async reorder(name: string, viewer: bigint | undefined, listOwner: bigint, id: bigint, after: bigint | null, ctx: OpContext): Promise<StoredObject> {
+    const relation = relationDef(this.#model, mutationDef(this.#model, name, 'REORDER').relation!);
+    const me = await this.viewer(viewer, ctx);
+    const owner = await this.active(listOwner, relation.from, ctx);
+    checkOwner(this.#model, owner, me.id);
+    await this.#s.mappings.move(relation.table as MappingTable, listOwner, id, after, ctx);
+    return owner;
+  }
+
+  // Parts of the declared writes, for a product's custom mutations.
+
+  /** The plan of a create of `typeKey` by `viewer` (input checked), with the type's hooks' step-written lists. */
+  createPlan(kind: string, typeKey: string, viewer: bigint, input: { readonly fields: CreatePlan['data']; readonly refs: CreateArgs['refs'] }): CreatePlan {
+    return createPlan(this.#model, typeKey, {
+      kind,
+      viewer,
+      fields: input.fields,
+      refs: input.refs,
+      openShard: () => randomOpenShard(this.#deps.topology(), this.#deps.random),
+      listedByStep: this.#hooks.create?.[typeKey]?.listedByStep ?? [],
+    });
+  }
+
+  /** A create's first transaction: its `placeWith` object locked active, the object, its lists on this shard. */
+  async writeCreated(w: LocalWrite, plan: CreatePlan): Promise<{ object: StoredObject; placedWith: StoredObject | undefined }> {
+    const placedWith = plan.lock === null ? undefined : await w.lockActive(plan.lock.id, plan.lock.type as ObjectType);
+    const object = await w.create(plan.type.key as ObjectType, plan.data);
+    const edges = listingEdges(plan, object);
+    if (edges.length > 0) await w.edges(edges);
+    return { object, placedWith };
+  }
+
+  /**
+   * A delete that cascades: the object off its parents' lists and soft-deleted, then its purge
+   * (cascade.ts). `changedLists`: cache keys dropped with the commit when it deleted something.
+   */
+  cascadePlan(kind: string, o: StoredObject, changedLists: readonly string[] = []): WritePlan<boolean> {
+    // The refs deleteInTx follows never change, so `o` as read before is good enough; the soft
+    // delete locks the row. Deleting again finishes what is left (the steps are idempotent).
+    return this.deletePlan(kind, shardOf(o.id), o.id, async (w) => {
+      const { deleted, steps } = await deleteInTx(w, o);
+      if (deleted) w.changedLists.push(...changedLists);
+      return { result: deleted, steps };
+    });
+  }
+
+  run<R>(plan: WritePlan<R>, viewer: bigint, opts: WriteOpts, ctx: OpContext): Promise<R> {
+    return this.#exec.run(plan, this.idempotency(viewer, opts), ctx);
+  }
+
+  idempotency(viewer: bigint, opts: WriteOpts): IdempotencyOptions | undefined {
+    const key = opts.idempotencyKey;
+    return key === undefined ? undefined : { scope: formatId(viewer), key };
+  }
+
+  /** A result that is one object, stored as its ID for idempotent replays. */
+  readonly objectRecord: ResultRecord<StoredObject> = {
+    toRecord: (o) => ({ id: formatId(o.id) }),
+    fromRecord: async (r, ctx) => {
+      const o = await this.#s.objects.get(BigInt(String(r.id)), ctx);
+      if (!o) throw new ShardqlError('NOT_FOUND', `No object with ID ${String(r.id)}`);
+      return o;
+    },
+  };
+
+  /**
+   * As `objectRecord`, for a write whose target may be deleted before it takes effect (a relation
+   * added, a copy of an object): such a write answers NOT_FOUND and is undone, so its replay
+   * answers NOT_FOUND too — as does that of a write whose target was deleted since, like a new
+   * write of it would.
+   */
+  readonly liveRecord: ResultRecord<StoredObject> = {
+    toRecord: this.objectRecord.toRecord,
+    fromRecord: async (r, ctx) => {
+      const o = await this.objectRecord.fromRecord(r, ctx);
+      if (!isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${o.type} with ID ${o.id}`, { id: formatId(o.id) });
+      return o;
+    },
+  };
+
+  /** A plan whose result is one object. */
+  objectPlan(kind: string, shard: number, args: unknown, first: WritePlan<StoredObject>['first']): WritePlan<StoredObject> {
+    return { kind, shard, args, first, ...this.objectRecord };
+  }
+
+  deletePlan(kind: string, shard: number, id: bigint, first: WritePlan<boolean>['first']): WritePlan<boolean> {
+    return { kind, shard, args: { id: formatId(id) }, first, toRecord: (deleted) => ({ deleted }), fromRecord: async (r) => r.deleted === true };
+  }
+
+  /** An active object of `type`; NOT_FOUND otherwise. */
+  async active(id: bigint, type: string, ctx: OpContext): Promise<StoredObject> {
+    const o = await this.#s.objects.get(id, ctx);
+    if (!o || o.type !== type || !isActive(o)) throw new ShardqlError('NOT_FOUND', `No ${type} with ID ${id}`, { id: formatId(id) });
+    return o;
+  }
+
+  /** The viewer, active; UNAUTHENTICATED without one or for a deleted one. */
+  async viewer(viewer: bigint | undefined, ctx: OpContext): Promise<StoredObject> {
+    return this.checkViewer(await this.#s.objects.get(this.viewerId(viewer), ctx));
+  }
+
+  viewerId(viewer: bigint | undefined): bigint {
+    if (viewer === undefined) throw new ShardqlError('UNAUTHENTICATED', 'This operation needs a viewer: send Authorization: Bearer <token>');
+    return viewer;
+  }
+
+  checkViewer(o: StoredObject | undefined): StoredObject {
+    if (!o || !isActive(o)) throw new ShardqlError('UNAUTHENTICATED', 'The token belongs to a user who no longer exists');
+    return o;
+  }
+}
