@@ -104,10 +104,10 @@ const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE_T
  *     convergent step the writes use, so a write racing with reconcile is not undone);
  *   - edges of lists an `@ref(onDelete: UNLINK)` writes (an original's repins): present exactly
  *     for active objects naming an active object;
- * Every rule reads the declared model (core/listings.ts), never a table's name.
  *   - every count equals its rows.
- * Reads the truth from the primaries (never a cache), shard by shard; fixes go through the same
- * idempotent steps as writes, and invalidate what they change.
+ * Every rule reads the declared model (core/listings.ts), never a table's name. Reads the truth
+ * from the primaries (never a cache), shard by shard; fixes go through the same idempotent steps
+ * as writes, and invalidate what they change.
  */
 export async function reconcile(
   storage: Storage,
