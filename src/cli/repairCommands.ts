@@ -1,4 +1,5 @@
 /** `shardql repair` and `shardql reconcile`: finishing interrupted writes, checking both sides of every relation. */
+import { AUTHORITATIVE_TABLES } from '../core/mappings.ts';
 import { FIX_KINDS, allShards, reconcile, repairIntents } from '../services/repair.ts';
 import { CliError, UsageError, type Command } from './command.ts';
 import { configFor, println, publishedTopology, withJobQueue, withStorage } from './runtime.ts';
@@ -43,9 +44,9 @@ const reconcileCommand: Command = {
   },
   details:
     'Checks every relation in both directions, every count, edges to deleted or missing objects, objects whose\n' +
-    'parent is gone, unfinished cascades and old intents. The side written first is the truth (user_likes_pins,\n' +
-    'user_follows_users, user_follows_boards; the object rows for containment and repin edges; the rows for\n' +
-    'counts). Prints every fix and a total per kind.',
+    'parent is gone or that are missing from a list their @ref(listedIn:) names, unfinished cascades and old\n' +
+    `intents. The side written first is the truth (${AUTHORITATIVE_TABLES.join(', ')}; the object rows for\n` +
+    'the lists their references write; the rows for counts). Prints every fix and a total per kind.',
   async run(args, ctx) {
     const config = configFor(ctx);
     const { topology } = await publishedTopology(config);

@@ -11,7 +11,9 @@
  *     "timeUnit": "s" }
  */
 import { createHash } from 'node:crypto';
+import { DECLARED } from './model/declared.ts';
 import { normalizeLookupKey } from './modShard.ts';
+import { REF_FIELDS } from './objectRefs.ts';
 import type { ObjectType } from './objectTypes.ts';
 
 /** The source tables, in the order their rows can be imported (a row's references come earlier). */
@@ -250,8 +252,17 @@ export function placeUser(label: string, oldId: string, openShardCount: number):
   return Number(digest.readBigUInt64BE(0) % BigInt(openShardCount));
 }
 
-/** Blob fields the importer sets itself: never copied from the source's data. */
-const RESERVED_FIELDS = new Set(['active', 'owner_id', 'board_id', 'pinner_id', 'via_pin_id', 'pin_id', 'author_id', 'username', 'email']);
+/**
+ * Blob fields the importer sets itself, never copied from the source's data: `active`, every
+ * reference's key (`@ref(key:)`: owner_id, board_id …), every unique field (username) and the
+ * email (kept in the blob and claimed in the mod shard, though the API shows no such field).
+ */
+const RESERVED_FIELDS = new Set([
+  'active',
+  'email',
+  ...Object.values(REF_FIELDS),
+  ...DECLARED.objects.flatMap((o) => o.stored.filter((f) => f.uniqueIn !== null).map((f) => f.key)),
+]);
 
 /** A source row's cell as the product stores it: JSON-able, strings as they are. */
 function cell(v: unknown): unknown {

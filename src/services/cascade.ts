@@ -1,22 +1,25 @@
 import { formatId, shardOf, typeOf } from '../core/ids.ts';
-import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from '../core/mappings.ts';
-import type { ObjectType } from '../core/objectTypes.ts';
+import { containersOf, listRole, listedEdges, listingOf, ownedLists, type Listing } from '../core/listings.ts';
+import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { Storage } from '../storage/index.ts';
 import type { IntentStep } from '../storage/intentLog.ts';
 import { listCacheKey, type EdgeChange } from '../storage/mappingStore.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import { dropNotified } from './notified.ts';
+import { dropNotified, notifies } from './notified.ts';
 
 /**
- * Deletes that cascade. Deleting an object is a multi-shard write like any other:
- *   1. one local transaction on its shard takes it off its parents' lists (all on that shard),
- *      soft-deletes it and records the intent `purge` (with `syncRepin` for a repin);
+ * Deletes that cascade, as the declared model says (core/listings.ts): an object is deleted with
+ * each object its `@ref(onDelete: DELETE)` names, and leaves the lists those refs write. Deleting
+ * an object is a multi-shard write like any other:
+ *   1. one local transaction on its shard takes it off the lists that contain it there, soft-deletes
+ *      it and records the intent: a step per list elsewhere (a comment's author's), a step per list
+ *      that only links it (`UNLINK`: an original's repins), and `purge`;
  *   2. `purge` empties every list the object owns: a relation's other side first (on the other
- *      object's shard), then its own row; a child (a user's board, a board's pin, a pin's comment)
- *      is deleted the same way, one page of children per local transaction with an intent of its
- *      own, and purged in turn; what the object wrote elsewhere (a user's comments, each on its
- *      pin's shard) is deleted the same way, one object per local transaction on its own shard.
+ *      object's shard), then its own row; a child (a user's board, a board's pin, a pin's comment,
+ *      a user's comment) is deleted the same way: those on the owner's shard one page per local
+ *      transaction with an intent of its own, those elsewhere (a user's comments on other users'
+ *      pins) one object per local transaction on its own shard; each purged in turn.
  * Every step is idempotent and re-reads what is left, so the repair pass (or a retry) finishes a
  * cascade interrupted anywhere. Nothing can be added to the list of a deleted object meanwhile (an
  * add is refused unless the list's owner is active, under a lock: `changeOutcomePart`), and a
@@ -58,41 +61,14 @@ export interface CascadeWriter {
   settled(): Promise<void>;
 }
 
-/** How an edge of a deleted object's list is undone. */
-type Role = 'child' | 'authored' | 'relation' | 'link';
-
-/** Lists whose `to` belongs to their `from`: deleting the owner deletes them. */
-const CHILD_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments']);
-
-/** Lists whose `to` the `from` made but which live elsewhere (a user's comments, on their pins' shards): deleting the owner deletes them, each on its own shard. */
-const AUTHORED_LISTS: ReadonlySet<MappingTable> = new Set<MappingTable>(['user_wrote_comments']);
-
-function roleOf(table: MappingTable): Role {
-  if (CHILD_LISTS.has(table)) return 'child';
-  if (AUTHORED_LISTS.has(table)) return 'authored';
-  return reverseOf(table) ? 'relation' : 'link';
-}
-
-/** The lists an object of `type` owns, children first (a user's boards before their pins). */
-const OWNED = new Map<ObjectType, MappingTable[]>();
-function ownedLists(type: ObjectType): MappingTable[] {
-  let lists = OWNED.get(type);
-  if (!lists) {
-    lists = MAPPING_TABLES.filter((t) => MAPPINGS[t].from === type).sort((a, b) => Number(CHILD_LISTS.has(b)) - Number(CHILD_LISTS.has(a)));
-    OWNED.set(type, lists);
-  }
-  return lists;
-}
-
-/** The list edges that hold an object in its parents' lists (every one on the object's own shard). */
+/**
+ * The list edges that hold an object in the lists that contain it (`@ref(onDelete: DELETE,
+ * listedIn:)`: a board in its owner's, a pin in its board's and pinner's, a comment in its pin's
+ * and its author's), wherever those lists live: on the object's own shard, or (a comment's author)
+ * on another.
+ */
 export function parentEdges(o: Pick<StoredObject, 'type' | 'refs'>): { table: MappingTable; from: bigint }[] {
-  const r = o.refs;
-  const out: { table: MappingTable; from: bigint }[] = [];
-  if (o.type === 'board' && r.owner !== undefined) out.push({ table: 'user_has_boards', from: r.owner });
-  if (o.type === 'pin' && r.board !== undefined) out.push({ table: 'board_has_pins', from: r.board });
-  if (o.type === 'pin' && r.pinner !== undefined) out.push({ table: 'user_has_pins', from: r.pinner });
-  if (o.type === 'comment' && r.pin !== undefined) out.push({ table: 'pin_has_comments', from: r.pin });
-  return out;
+  return listedEdges(o.type, o.refs, 'DELETE').map((e) => ({ table: e.table, from: e.from }));
 }
 
 /**
@@ -100,16 +76,29 @@ export function parentEdges(o: Pick<StoredObject, 'type' | 'refs'>): { table: Ma
  * was active and the steps that finish the cascade, to be recorded as the write's intent.
  */
 export async function deleteInTx(w: CascadeWrite, o: StoredObject): Promise<{ deleted: boolean; steps: IntentStep[] }> {
-  await w.edges(parentEdges(o).map((p): EdgeChange => ({ op: 'remove', table: p.table, from: p.from, to: o.id })));
+  const containers = listedEdges(o.type, o.refs, 'DELETE');
+  // Lists on this shard lose it in this transaction; a list elsewhere (a comment's author's) by a step.
+  const here = containers.filter((p) => shardOf(p.from) === w.shard);
+  await w.edges(here.map((p): EdgeChange => ({ op: 'remove', table: p.table, from: p.from, to: o.id })));
   const deleted = await w.softDelete(o.id);
-  const steps: IntentStep[] = [];
-  // A comment leaves its author's list: here if the author lives on this shard, else by a step.
-  const author = o.type === 'comment' ? o.refs.author : undefined;
-  if (author !== undefined && shardOf(author) === w.shard) await w.edges([{ op: 'remove', table: 'user_wrote_comments', from: author, to: o.id }]);
-  else if (author !== undefined) steps.push({ kind: 'syncAuthored', author: formatId(author), comment: formatId(o.id) });
-  if (o.type === 'pin' && o.refs.via !== undefined) steps.push({ kind: 'syncRepin', original: formatId(o.refs.via), pin: formatId(o.id) });
+  const steps: IntentStep[] = containers.filter((p) => shardOf(p.from) !== w.shard).map((p) => listingStep(p.listing, p.from, o.id));
+  // A list that only links it (an original's repins) is always left by its step: the step also
+  // drops what counted the edge, and decides from the object's state under its lock.
+  steps.push(...listedEdges(o.type, o.refs, 'UNLINK').map((p) => listingStep(p.listing, p.from, o.id)));
   if (ownedLists(o.type).length > 0) steps.push({ kind: 'purge', id: formatId(o.id) });
   return { deleted, steps };
+}
+
+/**
+ * The step that makes `listing.table(from → id)` agree with the object `id` (present iff it is
+ * active and names `from`): the executor's two convergent steps, `syncAuthored` for a list that
+ * contains the object (an author deleted meanwhile takes the object with them) and `syncRepin`
+ * for one that only links it (writeExecutor.ts; they are the model's `DELETE` and `UNLINK`).
+ */
+export function listingStep(listing: Listing, from: bigint, id: bigint): IntentStep {
+  return listing.onDelete === 'DELETE'
+    ? { kind: 'syncAuthored', author: formatId(from), comment: formatId(id) }
+    : { kind: 'syncRepin', original: formatId(from), pin: formatId(id) };
 }
 
 /** Edges read per list and round trip while purging. */
@@ -128,7 +117,7 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
     const left = await storage.mappings.firstEdges(id, lists, EDGE_PAGE, ctx);
     if (left.size === 0) return;
     for (const [table, targets] of left) {
-      const role = roleOf(table);
+      const role = listRole(table);
       if (role === 'relation') {
         // The other side first: while this side stands, a rerun finds the pair again.
         const reverse = reverseOf(table)!;
@@ -145,9 +134,13 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
         // A deleted account's likes and follows no longer count in their owners' notifications.
         await dropNotified(storage, targets.map((to) => ({ table: reverse, from: to })), ctx);
       } else if (role === 'child') {
-        await deleteChildren(storage, newWriter(), table, id, targets, ctx);
-      } else if (role === 'authored') {
-        await deleteAuthored(storage, newWriter, targets, ctx);
+        // Children on this shard (a user's boards and pins) go in one local transaction; those
+        // elsewhere (a user's comments, on their pins' shards) one at a time on their own shard.
+        const local = targets.filter((to) => shardOf(to) === shardOf(id));
+        const remote = targets.filter((to) => shardOf(to) !== shardOf(id));
+        if (local.length > 0) await deleteChildren(storage, newWriter(), table, id, local, ctx);
+        for (const to of remote) await deleteObject(storage, to, newWriter(), ctx);
+        await dropOtherContainers(storage, table, targets, ctx);
       }
       // A child deleted above already left this list; what remains (a child already gone, or one
       // that names another parent) is only unlinked.
@@ -160,14 +153,16 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
 }
 
 /**
- * Deletes what a deleted user wrote (comments, each on its pin's shard), as deleting each one would,
- * and drops the notification pages that counted them (their pins' owners').
+ * Children deleted through `table` also left their other containers (a user's comment, its pin's
+ * comments): the notification pages that counted them there (the pin owner's) are dropped.
  */
-async function deleteAuthored(storage: Storage, newWriter: () => CascadeWriter, ids: readonly bigint[], ctx: OpContext): Promise<void> {
-  for (const id of ids) await deleteObject(storage, id, newWriter(), ctx);
-  const objects = await storage.objects.getMany(ids, ctx);
-  const pins = [...objects.values()].flatMap((o) => (o.refs.pin !== undefined ? [o.refs.pin] : []));
-  await dropNotified(storage, pins.map((from) => ({ table: 'pin_has_comments' as const, from })), ctx);
+async function dropOtherContainers(storage: Storage, table: MappingTable, children: readonly bigint[], ctx: OpContext): Promise<void> {
+  const childType = listingOf(table)?.type;
+  const others = childType === undefined ? [] : containersOf(childType).filter((l) => l.table !== table && notifies(l.table));
+  if (others.length === 0) return; // nothing else counted them (a board's pins in their pinner's list)
+  const objects = await storage.objects.getMany(children, ctx);
+  const lists = [...objects.values()].flatMap((o) => others.flatMap((l) => (o.refs[l.field] !== undefined ? [{ table: l.table, from: o.refs[l.field]! }] : [])));
+  await dropNotified(storage, lists, ctx);
 }
 
 /** Deletes the children of `parent` listed in `table` in one local transaction, then finishes their cascades. */

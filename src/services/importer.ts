@@ -26,12 +26,17 @@ import {
   placeUser,
   timeOf,
   type DeleteTable,
+  OBJECT_SOURCES,
   type KeyRange,
   type ObjectColumns,
+  type ObjectSource,
   type SourceSchema,
   type SourceTable,
 } from '../core/importSchema.ts';
+import { LISTINGS, listedEdges, listingsOf, viewerRelationTo, type Listing } from '../core/listings.ts';
 import type { MappingTable } from '../core/mappings.ts';
+import { DECLARED } from '../core/model/declared.ts';
+import { decodeRefs } from '../core/objectRefs.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { ImportObject, NewEdge } from '../storage/importStore.ts';
 import type { ImportSource, SourceRow } from '../storage/importSource.ts';
@@ -40,6 +45,7 @@ import { listCacheKey } from '../storage/mappingStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import { isShardqlError } from '../core/errors.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
+import { listingStep } from './cascade.ts';
 import { runStep } from './writeExecutor.ts';
 import type { ProductWrites } from './writes.ts';
 
@@ -88,12 +94,42 @@ export interface ImportDeps {
 
 const MAX_NOTES = 20;
 
-/** Mapping tables of each relation table: the side written first (the liker's), then its mirror. */
-const RELATIONS = {
-  likes: { forward: 'user_likes_pins', reverse: 'pin_liked_by_users', to: 'pin' },
-  follows: { forward: 'user_follows_users', reverse: 'user_followed_by_users', to: 'user' },
-  boardFollows: { forward: 'user_follows_boards', reverse: 'board_followed_by_users', to: 'board' },
-} as const satisfies Record<string, { forward: MappingTable; reverse: MappingTable; to: ObjectType }>;
+/** The viewer's type: the `from` side of every relation a viewer writes. */
+const DECLARED_VIEWER = DECLARED.viewer as ObjectType;
+
+/**
+ * What each relation table of the source relates the viewer's type to; its mapping tables are the
+ * model's relation the viewer writes to that type (`@relate`), then its mirror.
+ */
+const RELATION_TARGETS = { likes: 'pin', follows: 'user', boardFollows: 'board' } as const satisfies Record<string, ObjectType>;
+type RelationSource = keyof typeof RELATION_TARGETS;
+
+function relationOf(table: RelationSource): { forward: MappingTable; reverse: MappingTable; to: ObjectType } {
+  const to = RELATION_TARGETS[table];
+  const r = viewerRelationTo(to);
+  if (!r) throw new Error(`the model declares no single two-sided relation a viewer writes to ${to}: the import cannot place ${table}`);
+  return { ...r, to };
+}
+
+/** The list a pin's `via` writes (an original's repins): where the repins phase lists each repin. */
+function repinListing(): Listing {
+  const l = listingsOf('pin').find((x) => x.field === 'via');
+  if (!l) throw new Error('the model lists no pin under the pin its via names: the import cannot place repins');
+  return l;
+}
+
+/**
+ * The lists that contain an object of `type` with blob `data` placed on `shard` (its
+ * `@ref(onDelete: DELETE, listedIn:)`): those on its shard, written with it in its transaction,
+ * and those elsewhere (a comment's author's), written after it on their own shards.
+ */
+function containment(type: ObjectType, data: Readonly<Record<string, unknown>>, shard: number): Pick<Prepared, 'elsewhere'> & { parents: ImportObject['parents'] } {
+  const edges = listedEdges(type, decodeRefs(data), 'DELETE');
+  return {
+    parents: edges.filter((e) => shardOf(e.from) === shard).map((e) => ({ table: e.table, from: e.from })),
+    elsewhere: edges.filter((e) => shardOf(e.from) !== shard).map((e) => ({ listing: e.listing, from: e.from })),
+  };
+}
 
 class Outcome {
   read = 0;
@@ -151,6 +187,8 @@ interface Prepared {
   readonly viaOld?: string;
   readonly username?: string;
   readonly email?: string;
+  /** Lists on other shards that contain it (its author's comments): written after it is placed. */
+  readonly elsewhere?: readonly { readonly listing: Listing; readonly from: bigint }[];
 }
 
 /**
@@ -191,7 +229,8 @@ async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pin
           continue;
         }
         const data = buildBlob(jsonObject(row.data), fieldsOf(schema.boards, row), { owner_id: formatId(owner) });
-        prepared.push({ shard: shardOf(owner), item: { oldId, data, ...times(schema, row), parents: [{ table: 'user_has_boards', from: owner }] } });
+        const { parents, elsewhere } = containment('board', data, shardOf(owner));
+        prepared.push({ shard: shardOf(owner), item: { oldId, data, ...times(schema, row), parents }, elsewhere });
       }
       return prepared;
     }
@@ -220,9 +259,11 @@ async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pin
         if (table === 'repins' && via === undefined) out.imported(`repin ${oldId}: its original ${viaOld} was not imported, so it is a plain pin (via: null)`);
         const refs = { board_id: formatId(board), pinner_id: formatId(pinner), via_pin_id: via === undefined ? undefined : formatId(via) };
         const data = buildBlob(jsonObject(row.data), fieldsOf(schema.pins, row), refs);
+        const { parents, elsewhere } = containment('pin', data, shardOf(board));
         prepared.push({
           shard: shardOf(board),
-          item: { oldId, data, ...times(schema, row), parents: [{ table: 'board_has_pins', from: board }, { table: 'user_has_pins', from: pinner }] },
+          item: { oldId, data, ...times(schema, row), parents },
+          elsewhere,
           ...(via !== undefined ? { via, viaOld } : {}),
         });
       }
@@ -240,7 +281,8 @@ async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pin
           continue;
         }
         const data = buildBlob(jsonObject(row.data), fieldsOf(cols, row), { pin_id: formatId(pin), author_id: formatId(author) });
-        prepared.push({ shard: shardOf(pin), item: { oldId, data, ...times(schema, row), parents: [{ table: 'pin_has_comments', from: pin }] } });
+        const { parents, elsewhere } = containment('comment', data, shardOf(pin));
+        prepared.push({ shard: shardOf(pin), item: { oldId, data, ...times(schema, row), parents }, elsewhere });
       }
       return prepared;
     }
@@ -256,6 +298,7 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
   const ids = new Map<string, bigint>();
   const updated: bigint[] = [];
   const lists: string[] = [];
+  const skipped = new Set<string>();
   await Promise.all(
     [...byShard].map(async ([shard, list]) => {
       const r = await storage.imports.placeObjects({ source: plan.source, type, shard, items: list.map((p) => p.item) }, ctx);
@@ -264,6 +307,7 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
       updated.push(...r.updated);
       lists.push(...r.lists.map((l) => listCacheKey(l.table, l.from)));
       if (r.refused.length > 0) out.reject(r.refused.length, `${type} ${listed(r.refused)}: a parent is deleted in the shards`);
+      for (const oldId of [...r.moved, ...r.inactive]) skipped.add(oldId);
       if (r.moved.length > 0) out.imported(`${type} ${listed(r.moved)}: the source moved it to another parent since it was imported, so it is left where it is, as it was`);
     }),
   );
@@ -277,7 +321,34 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
   if (put.conflicts.length > 0) throw new Error(`the mod shard maps ${put.conflicts[0]!.key} to ${put.conflicts[0]!.holder}, but the shards made ${put.conflicts[0]!.wanted}: the ID map is inconsistent`);
   if (updated.length > 0) await storage.objects.invalidate(updated, ctx);
   if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+  await listElsewhere(deps, type, prepared, ids, skipped, out);
   return ids;
+}
+
+/**
+ * Lists the placed objects in the lists on other shards that contain them (a comment in its
+ * author's `user_wrote_comments`), as the product's create does by a step: `INSERT IGNORE`, so a
+ * re-run adds nothing twice and counts stay equal to rows. An object whose list owner is deleted in
+ * the shards goes, as a create racing with that owner's delete would (the owner's cascade cannot
+ * find it): rejected. `skipped`: old IDs left as they were (deleted, or moved in the source).
+ */
+async function listElsewhere(deps: ImportDeps, type: ObjectType, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, skipped: ReadonlySet<string>, out: Outcome): Promise<void> {
+  const { storage, ctx } = deps;
+  const wanted = prepared.flatMap((p) => {
+    const id = ids.get(p.item.oldId);
+    if (id === undefined || skipped.has(p.item.oldId)) return [];
+    return (p.elsewhere ?? []).map((e) => ({ listing: e.listing, edge: { from: e.from, to: id, sequence: p.item.createdAt }, oldId: p.item.oldId }));
+  });
+  for (const [listing, list] of groupBy(wanted, (w) => w.listing)) {
+    const added = await storage.imports.addEdges(listing.table, list.map((w) => w.edge), ctx);
+    out.written += added.written;
+    const lists = [...new Set(added.inserted.map((e) => listCacheKey(listing.table, e.from)))];
+    if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+    if (added.refused.length === 0) continue;
+    for (const e of added.refused) await runStep(storage, listingStep(listing, e.from, e.to), ctx);
+    const oldOf = new Map(list.map((w) => [w.edge.to, w.oldId]));
+    out.reject(added.refused.length, `${type} ${listed(added.refused.map((e) => oldOf.get(e.to)!))}: its ${listing.field} is deleted in the shards`);
+  }
 }
 
 /** The first few of a list of old IDs or edges, and how many more: `3, 5, 8, 13, 21 and 4 more`. */
@@ -316,9 +387,9 @@ async function claimNames(deps: ImportDeps, prepared: readonly Prepared[], ids: 
  * Edges of one relation, both directions; a pair whose other side is deleted is undone as the
  * product's writes undo it. `names`: each edge (`from:to`, new IDs) as the source names it (`3 → 8`).
  */
-async function relate(deps: ImportDeps, table: 'likes' | 'follows' | 'boardFollows', edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
+async function relate(deps: ImportDeps, table: RelationSource, edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
   const { storage, ctx } = deps;
-  const rel = RELATIONS[table];
+  const rel = relationOf(table);
   const named = (list: readonly NewEdge[]): string => listed(list.map((e) => names.get(`${e.from}:${e.to}`)!));
   const fwd = await storage.imports.addEdges(rel.forward, edges, ctx);
   const refusedFrom = new Set(fwd.refused.map((e) => `${e.from}:${e.to}`));
@@ -363,7 +434,8 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
         const pin = ids.get(p.item.oldId);
         return pin !== undefined && p.via !== undefined ? [{ from: p.via, to: pin, sequence: p.item.createdAt }] : [];
       });
-      const added = await deps.storage.imports.addEdges('pin_repinned_as_pins', edges, deps.ctx);
+      const repins = repinListing().table;
+      const added = await deps.storage.imports.addEdges(repins, edges, deps.ctx);
       out.written += added.written;
       // The repin stays, naming its original as a repin made through the gateway does once its original is deleted.
       const byPin = new Map(prepared.map((p) => [ids.get(p.item.oldId), p]));
@@ -371,14 +443,14 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
         const p = byPin.get(e.to)!;
         out.imported(`repin ${p.item.oldId}: its original ${p.viaOld} is deleted in the shards, so it is not among the original's repins (via: null)`);
       }
-      const lists = [...new Set(added.inserted.map((e) => listCacheKey('pin_repinned_as_pins', e.from)))];
+      const lists = [...new Set(added.inserted.map((e) => listCacheKey(repins, e.from)))];
       if (lists.length > 0) await deps.storage.mappings.invalidate(lists, deps.ctx);
       break;
     }
     case 'likes':
     case 'follows':
     case 'boardFollows': {
-      const rel = RELATIONS[table];
+      const rel = relationOf(table);
       const [froms, tos] = await Promise.all([resolve(deps, 'user', rows.map((r) => oldIdOf(r.f))), resolve(deps, rel.to, rows.map((r) => oldIdOf(r.t)))]);
       const edges: NewEdge[] = [];
       const names = new Map<string, string>();
@@ -412,26 +484,30 @@ export interface Difference {
   readonly text: string;
 }
 
-/** The counts compared per object: source table and column → the shards' list. */
+/** The source table each object type is read from. */
+const SOURCE_OF: Partial<Record<ObjectType, ObjectSource>> = Object.fromEntries(Object.entries(OBJECT_SOURCES).map(([t, type]) => [type, t]));
+
+/**
+ * The counts compared per object: source table and column → the shards' list. From the model: each
+ * list a reference writes counts the rows of the referencing type's table by that reference's
+ * column (a user's boards: boards by owner; a user's comments: comments by author), and each
+ * relation counts the rows of its source table by its side's column (a user's likes: likes by user).
+ */
 function countSpecs(schema: SourceSchema, table: 'users' | 'boards' | 'pins'): { list: MappingTable; table: string; column: string }[] {
+  const type = OBJECT_SOURCES[table];
   const out: { list: MappingTable; table: string; column: string }[] = [];
-  const add = (list: MappingTable, t: { table: string } | null, column: string | null | undefined): void => {
-    if (t && column) out.push({ list, table: t.table, column });
-  };
-  if (table === 'users') {
-    add('user_has_boards', schema.boards, schema.boards.owner);
-    add('user_has_pins', schema.pins, schema.pins.pinner);
-    add('user_likes_pins', schema.likes, schema.likes?.from);
-    add('user_follows_users', schema.follows, schema.follows?.from);
-    add('user_followed_by_users', schema.follows, schema.follows?.to);
-    add('user_follows_boards', schema.boardFollows, schema.boardFollows?.from);
-  } else if (table === 'boards') {
-    add('board_has_pins', schema.pins, schema.pins.board);
-    add('board_followed_by_users', schema.boardFollows, schema.boardFollows?.to);
-  } else {
-    add('pin_liked_by_users', schema.likes, schema.likes?.to);
-    add('pin_repinned_as_pins', schema.pins, schema.pins.via);
-    add('pin_has_comments', schema.comments, schema.comments?.pin);
+  for (const l of LISTINGS) {
+    const source = SOURCE_OF[l.type];
+    const cols = source === undefined ? null : (schema[source] as unknown as Readonly<Record<string, unknown>> | null);
+    const column = cols?.[l.field];
+    if (l.to === type && cols && typeof column === 'string') out.push({ list: l.table, table: String(cols.table), column });
+  }
+  for (const t of Object.keys(RELATION_TARGETS) as RelationSource[]) {
+    const cols = schema[t];
+    if (!cols) continue;
+    const rel = relationOf(t);
+    if (type === DECLARED_VIEWER) out.push({ list: rel.forward, table: cols.table, column: cols.from });
+    if (type === rel.to) out.push({ list: rel.reverse, table: cols.table, column: cols.to });
   }
   return out;
 }
@@ -546,7 +622,7 @@ export async function deleteChunk(deps: ImportDeps & { readonly writes: ProductW
     }
     return out.result();
   }
-  const rel = RELATIONS[table];
+  const rel = relationOf(table);
   const [counts, users] = await Promise.all([source.relationCounts(plan.schema, table, range), storage.imports.importedInRange(plan.source, 'user', range, ctx)]);
   out.read = [...counts.values()].reduce((a, b) => a + b, 0);
   const active = await storage.objects.getMany([...users.values()], ctx);

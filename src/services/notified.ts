@@ -17,6 +17,11 @@ const NOTIFYING: ReadonlySet<MappingTable> = new Set(
   Object.values(STORED_KINDS).flatMap((k) => (k.side === 'notifications' && k.edge ? [k.edge.table as MappingTable] : [])),
 );
 
+/** Whether edges of `table` decide whether a notification shows (a pin's comments do; a user's pins do not). */
+export function notifies(table: MappingTable): boolean {
+  return NOTIFYING.has(table);
+}
+
 /**
  * The notification cache keys of the owners of these lists (`from` of a notifying table): a user's
  * own, or read from the pin or board (one cache read, usually L1). Lists of other tables name nobody.

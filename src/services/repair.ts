@@ -1,12 +1,15 @@
 import { formatId, shardOf } from '../core/ids.ts';
+import { groupBy } from '../core/groupBy.ts';
+import { CONTAINMENT_TABLES, LISTINGS, listedEdges } from '../core/listings.ts';
 import { AUTHORITATIVE_TABLES, MAPPING_TABLES, reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
+import type { IntentStep } from '../storage/intentLog.ts';
 import { listCacheKey } from '../storage/mappingStore.ts';
 import { ShardScan, type ObjectState } from '../storage/shardScan.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
-import { deleteObject, parentEdges, purge } from './cascade.ts';
+import { deleteObject, listingStep, parentEdges, purge } from './cascade.ts';
 import { WriteExecutor, completeIntent, finishSteps, runStep } from './writeExecutor.ts';
 
 export interface RepairReport {
@@ -57,15 +60,15 @@ export type FixKind =
   | 'intent'
   /** A deleted (or missing) object whose lists were not empty: its cascade was run to the end. */
   | 'cascade'
-  /** An active board, pin or comment whose parent is deleted or missing: deleted with its cascade. */
+  /** An active object a `@ref(onDelete: DELETE)` of which names a deleted or missing object: deleted with its cascade. */
   | 'orphan'
-  /** An active board, pin or comment missing from its parent's list: put back. */
+  /** An active object missing from a list its `@ref(onDelete: DELETE, listedIn:)` names (a pin from its board's, a comment from its author's): put back. */
   | 'unlisted'
   /** A list edge to an object that is deleted, missing, or names another parent: removed. */
   | 'dangling'
   /** A relation whose two sides disagree: the reverse made to mirror the side written first. */
   | 'reverse'
-  /** A repin edge that disagrees with the repin (or with its original being deleted). */
+  /** An edge of a list an `@ref(onDelete: UNLINK, listedIn:)` writes (an original's repins) that disagrees with the object (or with the one it names being deleted). */
   | 'repin'
   /** A count that differs from its rows: set to the rows. */
   | 'count';
@@ -86,23 +89,25 @@ export interface ReconcileReport {
 
 /** The reverse side of each two-sided relation (a mirror of the side written first) and its truth. */
 const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE_TABLES.map((t) => [reverseOf(t)!, t]));
-const CONTAINMENT: readonly MappingTable[] = ['user_has_boards', 'user_has_pins', 'board_has_pins', 'pin_has_comments'];
 
 /**
  * Checks a range of shards against every rule the writes keep, and repairs what differs, printing
  * each fix through `log`:
  *   - intents older than `intentAgeMs` (their writer is gone): completed;
  *   - a deleted or missing object that still has edges in its lists: its cascade run to the end;
- *   - an active board, pin or comment whose parent is gone: deleted as the parent's delete would;
- *     one missing from its parent's list: put back;
+ *   - an active object whose `@ref(onDelete: DELETE)` names a gone object (a pin's board, a
+ *     comment's author): deleted as that object's delete would; one missing from a list such a ref
+ *     names (`listedIn`, on this shard or another: a comment in its author's): put back;
  *   - an edge to a deleted or missing object, or a containment edge to a child that names another
  *     parent: removed (a relation through its own sync step, so both sides go);
  *   - both sides of every relation: the reverse mirrors the side written first (by the same
  *     convergent step the writes use, so a write racing with reconcile is not undone);
- *   - repin edges: present exactly for active repins of active originals;
+ *   - edges of lists an `@ref(onDelete: UNLINK)` writes (an original's repins): present exactly
+ *     for active objects naming an active object;
  *   - every count equals its rows.
- * Reads the truth from the primaries (never a cache), shard by shard; fixes go through the same
- * idempotent steps as writes, and invalidate what they change.
+ * Every rule reads the declared model (core/listings.ts), never a table's name. Reads the truth
+ * from the primaries (never a cache), shard by shard; fixes go through the same idempotent steps
+ * as writes, and invalidate what they change.
  */
 export async function reconcile(
   storage: Storage,
@@ -156,18 +161,33 @@ export async function reconcile(
     const stateOf = (id: bigint): ObjectState | undefined => objects.get(id) ?? elsewhere.get(id);
     const alive = (id: bigint): boolean => stateOf(id)?.active === true;
 
-    // Active children missing from their parents' lists.
-    const listed = new Set(CONTAINMENT.flatMap((t) => tables.get(t)!.map((e) => `${t}:${e.from}:${e.to}`)));
+    // Active objects missing from the lists that contain them: here, or (a comment's author's) elsewhere.
+    const listed = new Set(CONTAINMENT_TABLES.flatMap((t) => tables.get(t)!.map((e) => `${t}:${e.from}:${e.to}`)));
+    const away: { table: MappingTable; from: bigint; to: bigint; o: ObjectState; step: IntentStep }[] = [];
     for (const [id, o] of objects) {
       if (!o.active) continue;
-      for (const p of parentEdges(o)) {
+      for (const p of listedEdges(o.type, o.refs, 'DELETE')) {
+        if (shardOf(p.from) !== shard) {
+          away.push({ table: p.table, from: p.from, to: id, o, step: listingStep(p.listing, p.from, id) });
+          continue;
+        }
         if (listed.has(`${p.table}:${p.from}:${id}`)) continue;
         await storage.mappings.apply([{ op: 'add', table: p.table, from: p.from, to: id, sequence: o.createdAt }], ctx);
         note('unlisted', shard, `${o.type} ${id} was missing from ${p.table} of ${p.from}: put back`);
       }
     }
+    for (const [table, list] of groupBy(away, (a) => a.table)) {
+      const have = await storage.mappings.existing(table, list, ctx);
+      for (const a of list) {
+        if (have.has(`${a.from}:${a.to}`)) continue;
+        // The convergent step the writes use: it adds under the object's lock, so a delete racing
+        // with reconcile is not undone (and an owner deleted meanwhile takes the object with it).
+        await runStep(storage, a.step, ctx);
+        note('unlisted', shard, `${a.o.type} ${a.to} was missing from ${table} of ${a.from}: put back`);
+      }
+    }
     // Containment edges to gone children, or to children that name another parent.
-    for (const t of CONTAINMENT) {
+    for (const t of CONTAINMENT_TABLES) {
       for (const e of tables.get(t)!) {
         const child = stateOf(e.to);
         if (child?.active && parentEdges(child).some((p) => p.table === t && p.from === e.from)) continue;
@@ -205,24 +225,27 @@ export async function reconcile(
       }
     }
 
-    // Repin edges: present iff the repin is active, points at the original, and the original is active.
-    for (const e of tables.get('pin_repinned_as_pins')!) {
-      const r = stateOf(e.to);
-      if (r?.active && r.refs.via === e.from && alive(e.from)) continue;
-      await runStep(storage, { kind: 'syncRepin', original: formatId(e.from), pin: formatId(e.to) }, ctx);
-      note('repin', shard, `removed pin_repinned_as_pins(${e.from} → ${e.to}): the repin or its original is gone`);
-    }
-    const repins = [...objects].filter(([, o]) => o.type === 'pin' && o.active && o.refs.via !== undefined);
-    const originals = await scan.objectStates(
-      repins.map(([, o]) => o.refs.via!),
-      ctx,
-    );
-    const want = repins.filter(([, o]) => originals.get(o.refs.via!)?.active).map(([id, o]) => ({ from: o.refs.via!, to: id }));
-    const have = await storage.mappings.existing('pin_repinned_as_pins', want, ctx);
-    for (const e of want) {
-      if (have.has(`${e.from}:${e.to}`)) continue;
-      await runStep(storage, { kind: 'syncRepin', original: formatId(e.from), pin: formatId(e.to) }, ctx);
-      note('repin', shard, `added pin_repinned_as_pins(${e.from} → ${e.to}) for the repin`);
+    // Lists that only link (an original's repins): an edge iff the object is active, names the
+    // list's owner, and that owner is active.
+    for (const l of LISTINGS.filter((x) => x.onDelete === 'UNLINK')) {
+      for (const e of tables.get(l.table)!) {
+        const r = stateOf(e.to);
+        if (r?.active && r.type === l.type && r.refs[l.field] === e.from && alive(e.from)) continue;
+        await runStep(storage, listingStep(l, e.from, e.to), ctx);
+        note('repin', shard, `removed ${l.table}(${e.from} → ${e.to}): the ${l.type} or its ${l.field} is gone`);
+      }
+      const linked = [...objects].filter(([, o]) => o.type === l.type && o.active && o.refs[l.field] !== undefined);
+      const targets = await scan.objectStates(
+        linked.map(([, o]) => o.refs[l.field]!),
+        ctx,
+      );
+      const want = linked.filter(([, o]) => targets.get(o.refs[l.field]!)?.active).map(([id, o]) => ({ from: o.refs[l.field]!, to: id }));
+      const have = await storage.mappings.existing(l.table, want, ctx);
+      for (const e of want) {
+        if (have.has(`${e.from}:${e.to}`)) continue;
+        await runStep(storage, listingStep(l, e.from, e.to), ctx);
+        note('repin', shard, `added ${l.table}(${e.from} → ${e.to}) for the ${l.type}`);
+      }
     }
 
     // Counts equal to rows, for every list on this shard.
@@ -240,7 +263,7 @@ export async function reconcile(
 
 type Edge = { from: bigint; to: bigint; sequence: number };
 
-/** The parents an object's own row names (board → owner; pin → board, pinner; comment → pin). */
+/** The objects an object's `@ref(onDelete: DELETE)` refs name (board → owner; pin → board, pinner; comment → pin, author). */
 function parentRefs(o: ObjectState): bigint[] {
   return parentEdges(o).map((p) => p.from);
 }

@@ -11,6 +11,7 @@
  */
 import { groupBy } from '../core/groupBy.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf } from '../core/ids.ts';
+import { containersOf } from '../core/listings.ts';
 import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
@@ -47,6 +48,8 @@ export interface PlacedObjects {
   readonly refused: string[];
   /** Existing objects whose source row now names another parent: left where they are (old IDs). */
   readonly moved: string[];
+  /** Objects this source made that are deleted in the shards: left deleted (old IDs). */
+  readonly inactive: string[];
   /** Lists that gained an edge (for cache invalidation). */
   readonly lists: { readonly table: MappingTable; readonly from: bigint }[];
   /** Rows inserted or changed: objects, map rows, edges, counts. */
@@ -90,8 +93,13 @@ export interface ChunkRecord {
 
 const SEL = (results: readonly StatementResult[], i: number): Row[] => results[i] as Row[];
 
-/** Object types whose blob names their containment parents: a parent change would move the object. */
-const PLACEMENT_REFS: Record<ObjectType, readonly string[]> = { user: [], board: ['owner_id'], pin: ['board_id', 'pinner_id'], comment: ['pin_id'] };
+/**
+ * The blob keys naming the objects that contain one of `type` (`@ref(onDelete: DELETE)`: a pin's
+ * board and pinner, a comment's pin and author): a source row naming another one would move it.
+ */
+function containerKeys(type: ObjectType): readonly string[] {
+  return containersOf(type).map((l) => l.key);
+}
 
 export class ImportStore {
   readonly #router: ShardRouter;
@@ -113,7 +121,7 @@ export class ImportStore {
     const table = `${db}.${OBJECT_TABLES[type]}`;
     const typeNo = OBJECT_TYPES[type];
     const items = [...new Map(req.items.map((i) => [i.oldId, i])).values()];
-    if (items.length === 0) return { ids: new Map(), created: 0, updated: [], refused: [], moved: [], lists: [], written: 0 };
+    if (items.length === 0) return { ids: new Map(), created: 0, updated: [], refused: [], moved: [], inactive: [], lists: [], written: 0 };
     const owners = [...new Set(items.flatMap((i) => i.parents.map((p) => p.from)))];
     for (const o of owners) if (shardOf(o) !== shard) throw new Error(`list owner ${o} is not on shard ${shard}: containment edges live on their object's shard`);
     return this.#router.transaction(
@@ -146,6 +154,7 @@ export class ImportStore {
         const ids = new Map<string, bigint>();
         const refused: string[] = [];
         const moved: string[] = [];
+        const inactive: string[] = [];
         const updated: { id: bigint; item: ImportObject; data: Record<string, unknown> }[] = [];
         const fresh: ImportObject[] = [];
         for (const item of items) {
@@ -154,8 +163,11 @@ export class ImportStore {
             ids.set(item.oldId, found.id);
             const cur = found.data;
             // A deleted object stays deleted; one the source moved to another parent stays put (reported).
-            if (!cur || cur.active === false) continue;
-            if (PLACEMENT_REFS[type].some((f) => cur[f] !== item.data[f])) {
+            if (!cur || cur.active === false) {
+              inactive.push(item.oldId);
+              continue;
+            }
+            if (containerKeys(type).some((f) => cur[f] !== item.data[f])) {
               moved.push(item.oldId);
               continue;
             }
@@ -233,7 +245,7 @@ export class ImportStore {
           written++;
         }
         if (last.length > 0) await tx.commitWith(last);
-        return { ids, created: fresh.length, updated: updated.map((u) => u.id), refused, moved, lists, written };
+        return { ids, created: fresh.length, updated: updated.map((u) => u.id), refused, moved, inactive, lists, written };
       },
       ctx,
     );

@@ -27,6 +27,7 @@ import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../../sr
 import { encodeId, shardOf } from '../../src/core/ids.ts';
 import { modShardDatabase, shardDatabase } from '../../src/core/topology.ts';
 import { allShards, reconcile } from '../../src/services/repair.ts';
+import { ShardScan } from '../../src/storage/shardScan.ts';
 import { rngFor } from '../../src/bulk/random.ts';
 
 const PREFIX = 'shardql-test-import';
@@ -246,6 +247,8 @@ async function expectedState(): Promise<State> {
   for (const c of await q('SELECT * FROM comments')) {
     obj('comment', c.id, { ...JSON.parse(String(c.data)), pin_id: ref('pin', c.pin_id), author_id: ref('user', c.author_id) }, c.created_at, c.updated_at);
     edge('pin_has_comments', ref('pin', c.pin_id), ref('comment', c.id), c.created_at);
+    // On the author's shard: what deleting the account finds the comment by.
+    edge('user_wrote_comments', ref('user', c.author_id), ref('comment', c.id), c.created_at);
     lookups.push(`import:comment ${LABEL}:${c.id} ${ref('comment', c.id)}`);
   }
   for (const l of await q('SELECT * FROM likes')) {
@@ -616,7 +619,7 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     const follows = await q('SELECT follower_id, followee_id FROM follows WHERE follower_id <> ? AND followee_id <> ? ORDER BY followee_id DESC, follower_id LIMIT 5', [user, user]);
     const bfs = await q(`SELECT user_id, board_id FROM board_follows WHERE user_id <> ? AND board_id NOT IN (${list([...boardsU, board])}) ORDER BY board_id DESC, user_id LIMIT 3`, [user]);
     const comments = ids(await q(`SELECT id FROM comments WHERE author_id <> ? AND pin_id NOT IN (${gonePins}) ORDER BY id DESC LIMIT 3`, [user]));
-    // The user's comments on other pins: the product's account delete leaves them, so the comments phase deletes them.
+    // The user's comments on other pins: the account's delete takes them (they are in the user's user_wrote_comments).
     const [uc] = await q(`SELECT COUNT(*) AS n FROM comments WHERE author_id = ? AND pin_id NOT IN (${gonePins})`, [user]);
     assert.deepEqual([likes.length, follows.length, bfs.length, comments.length], [5, 5, 3, 3]);
     assert.ok(Number(uc!.n) > 0);
@@ -667,9 +670,10 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     assert.deepEqual(await env.storage.intents.pending(allShards(env.topology), 0, 10), [], 'no interrupted write left');
     assert.ok(r.repaired === 0 || r.repaired === 1, `repaired ${r.repaired}`);
     // Deleted by the pass itself: the board, the pin (their children go with them by the product's cascades),
-    // the user's comments on other pins, the 3 comments, 5 likes, 5 follows and 3 board follows; and the
-    // user, by the attempt that was killed.
-    assert.equal(r.deleted, 2 + Number(uc!.n) + 3 + 5 + 5 + 3);
+    // the 3 comments, 5 likes, 5 follows and 3 board follows; and the user, with their comments on other
+    // pins, by the attempt that was killed (its step 0, the purge, ran before the kill), so the comments
+    // phase finds those already deleted.
+    assert.equal(r.deleted, 2 + 3 + 5 + 5 + 3);
     imported = await assertImportedExactly(deleted);
     const rec = await reconcile(env.storage, allShards(env.topology));
     assert.equal(rec.fixes.length, 0, JSON.stringify(rec.fixes.slice(0, 3)));
@@ -719,6 +723,54 @@ describe(`Import: an unsharded database into the shards, by worker processes (se
     const text = await runCli(workerEnv(), ['import', '--from', url, '--verify']);
     assert.equal(text.code, 1);
     assert.match(text.stdout, /: 2 differences/);
+  });
+
+  test('deleting an imported author\'s account takes their imported comments, wherever they are; every count equals its list', async () => {
+    const q = async (sql: string, values: unknown[] = []): Promise<mysql.RowDataPacket[]> => (await src.query<mysql.RowDataPacket[]>(sql, values))[0];
+    // Not the liker whose like --verify removed on one side (their account's delete would leave its other side).
+    const [tampered] = await q('SELECT user_id FROM likes ORDER BY user_id, pin_id LIMIT 1');
+    const [a] = await q(
+      `SELECT c.author_id AS id FROM comments c JOIN pins p ON p.id = c.pin_id WHERE p.pinner_id <> c.author_id AND c.author_id <> ?
+       GROUP BY c.author_id ORDER BY COUNT(*) DESC, c.author_id LIMIT 1`,
+      [tampered!.user_id],
+    );
+    const author = imported.newOf.get(ref('user', a!.id))!;
+    const rows = await q('SELECT c.id, c.pin_id FROM comments c JOIN pins p ON p.id = c.pin_id WHERE c.author_id = ? AND p.pinner_id <> c.author_id ORDER BY c.id', [a!.id]);
+    const comments = rows.map((r) => imported.newOf.get(ref('comment', r.id))!);
+    const pins = [...new Set(rows.map((r) => imported.newOf.get(ref('pin', r.pin_id))!))];
+    assert.ok(comments.length >= 2, `the author has ${comments.length} comments on other users' pins`);
+    assert.ok(comments.some((c) => shardOf(c) !== shardOf(author)), 'some of them on other shards than the author\'s');
+
+    const page = `commentCount comments(first: 100) { edges { node { id author { id } } } }`;
+    const read = async (): Promise<{ commentCount: number; comments: { edges: { node: { id: string; author: { id: string } | null } }[] } }[]> => {
+      const data = (await gw!.ok(`{ ${pins.map((p, j) => `p${j}: pin(id: "${p}") { ${page} }`).join(' ')} }`)) as Record<string, { commentCount: number; comments: { edges: { node: { id: string; author: { id: string } | null } }[] } }>;
+      return pins.map((_, j) => data[`p${j}`]!);
+    };
+    const before = await read();
+    const listedBefore = before.flatMap((p) => p.comments.edges.map((e) => e.node.id));
+    for (const c of comments) assert.ok(listedBefore.includes(`${c}`), `comment ${c} is listed under its pin`);
+
+    assert.deepEqual(await gw!.ok('mutation { deleteViewer { deleted } }', {}, await gw!.token(author)), { deleteViewer: { deleted: true } });
+
+    const after = await read();
+    for (const [j, p] of after.entries()) {
+      const ids = p.comments.edges.map((e) => e.node.id);
+      for (const c of comments) assert.ok(!ids.includes(`${c}`), `comment ${c} is gone from pin ${pins[j]}`);
+      assert.equal(p.commentCount, before[j]!.commentCount - rows.filter((r) => imported.newOf.get(ref('pin', r.pin_id)) === pins[j]).length, `pin ${pins[j]}'s count lost exactly the author's comments`);
+      if (p.commentCount <= 100) assert.equal(ids.length, p.commentCount, `pin ${pins[j]}: commentCount equals its list`);
+      for (const e of p.comments.edges) assert.notEqual(e.node.author, null, 'no comment of a deleted author is listed');
+    }
+    const nodes = (await gw!.ok(`{ ${comments.map((c, j) => `c${j}: node(id: "${c}") { id }`).join(' ')} }`)) as Record<string, unknown>;
+    assert.deepEqual(Object.values(nodes), comments.map(() => null), 'no comment of the account answers');
+    // Counts equal rows on every shard, for every list (the author's comments and their pins' included).
+    const scan = new ShardScan(env.storage.router);
+    const mismatches: string[] = [];
+    for (const s of allShards(env.topology)) {
+      for (const t of MAPPING_TABLES) for (const m of await scan.countMismatches(s, t)) mismatches.push(`${t} ${m.id}: ${m.counted} counted, ${m.actual} rows`);
+    }
+    assert.deepEqual(mismatches, []);
+    const left = await env.storage.router.query(env.topology.hostOfShard(shardOf(author))!, [shardOf(author)], `SELECT COUNT(*) AS n FROM ${shardDatabase(shardOf(author))}.user_wrote_comments WHERE from_id = ?`, [author]);
+    assert.equal(Number(left[0]!.n), 0, 'the account\'s list of comments is empty');
   });
 });
 

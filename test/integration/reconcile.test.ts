@@ -184,4 +184,66 @@ describe('Reconcile finds exactly the corruption injected, fixes it, and then fi
     assert.deepEqual(second.fixes.map((f) => `${key(f)} ${f.text}`), []);
     assert.equal((await env.storage.intents.pending(shards, 0, 100)).length, 0);
   });
+
+  // Comments written before user_wrote_comments existed (or a row lost since) are in no author's
+  // list, so deleting the author's account could not find them (issue 28). Reconcile reads the
+  // lists from the model (Comment.author @ref(listedIn: "user_wrote_comments", onDelete: DELETE)).
+  test('a comment missing from its author\'s list (on another shard) is put back, and the account\'s delete then takes it; one whose author is already deleted goes', async () => {
+    const author = await user();
+    const pin = await pinOf(await userAwayFrom([shardOf(author.id)]));
+    const kept = await writes.createComment(author.id, pin.id, 'written before the list existed');
+    const gone = await user();
+    const orphan = await writes.createComment(gone.id, pin.id, 'its author was deleted before the fix');
+    await writes.settled();
+    assert.notEqual(shardOf(kept.id), shardOf(author.id), 'the comment lives on its pin\'s shard, the list on its author\'s');
+    assert.deepEqual(await authored(author.id), { rows: [kept.id], count: 1 }, 'the create listed it');
+
+    await deleteEdge('user_wrote_comments', author.id, kept.id);
+    await deleteEdge('user_wrote_comments', gone.id, orphan.id);
+    assert.deepEqual(await authored(author.id), { rows: [], count: 0 }, 'the row and its count are gone');
+    assert.equal(await writes.deleteViewer(gone.id), true);
+    await writes.settled();
+    assert.equal(await isActiveRow(orphan.id), true, 'the account\'s delete could not find the comment its list lost');
+
+    const shards = allShards(env.topology);
+    const first = await reconcile(env.storage, shards);
+    assert.deepEqual(
+      first.fixes.map((f) => `${f.kind}@${f.shard}`).sort(),
+      [`orphan@${shardOf(orphan.id)}`, `unlisted@${shardOf(kept.id)}`].sort(),
+      first.fixes.map((f) => f.text).join('\n'),
+    );
+    assert.match(first.fixes.find((f) => f.kind === 'unlisted')!.text, new RegExp(`comment ${kept.id} was missing from user_wrote_comments of ${author.id}: put back`));
+    assert.deepEqual(await authored(author.id), { rows: [kept.id], count: 1 }, 'back, with its count');
+    assert.equal(await isActiveRow(orphan.id), false, 'the comment of the deleted account is deleted');
+    assert.deepEqual(await commentsOf(pin.id), { rows: [kept.id], count: 1 }, 'its pin lists only the other one');
+    assert.deepEqual((await reconcile(env.storage, shards)).fixes, [], 'nothing left to fix');
+
+    // Now the account's delete finds the comment through its list and takes it.
+    assert.equal(await writes.deleteViewer(author.id), true);
+    await writes.settled();
+    assert.equal(await isActiveRow(kept.id), false, 'the author\'s comment went with the account');
+    assert.deepEqual(await commentsOf(pin.id), { rows: [], count: 0 });
+    assert.deepEqual(await authored(author.id), { rows: [], count: 0 });
+    assert.deepEqual((await reconcile(env.storage, shards)).fixes, []);
+  });
 });
+
+/** Rows on a shard's primary. */
+async function select(shard: number, text: string, values: (string | number | bigint)[]): Promise<Record<string, unknown>[]> {
+  return env.storage.router.query(env.storage.router.writableHostOfShard(shard), [shard], text.replaceAll('$db', shardDatabase(shard)), values);
+}
+/** A list's rows and its count, as the primary holds them. */
+async function listOf(table: MappingTable, from: bigint): Promise<{ rows: bigint[]; count: number }> {
+  const s = shardOf(from);
+  const rows = await select(s, `SELECT to_id FROM $db.${table} WHERE from_id = ? ORDER BY to_id`, [from]);
+  const [c] = await select(s, 'SELECT n FROM $db.counts WHERE id = ? AND kind = ?', [from, table]);
+  return { rows: rows.map((r) => BigInt(String(r.to_id))), count: Number(c?.n ?? 0) };
+}
+const authored = (u: bigint): Promise<{ rows: bigint[]; count: number }> => listOf('user_wrote_comments', u);
+const commentsOf = (p: bigint): Promise<{ rows: bigint[]; count: number }> => listOf('pin_has_comments', p);
+async function isActiveRow(id: bigint): Promise<boolean> {
+  const { shard, local } = decodeId(id);
+  const [r] = await select(shard, "SELECT COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false' AS active FROM $db.comments WHERE local_id = ?", [local]);
+  assert.ok(r, `comment ${id} has a row`);
+  return Number(r.active) === 1;
+}

@@ -1,0 +1,121 @@
+/**
+ * What the declared model says an object's references do to lists, and so what deleting an object
+ * takes with it: derived once from `@ref(listedIn, onDelete)` and `@relation(inverse)` (schema/),
+ * so the cascade, reconcile and the import name no table of their own.
+ *
+ *   Comment.author: User @ref(key: "author_id", listedIn: "user_wrote_comments", onDelete: DELETE)
+ *
+ * reads as a listing: every active comment is in `user_wrote_comments` of its author (on the
+ * author's shard), and deleting the author deletes the comment. A list some `@ref(onDelete:
+ * DELETE)` writes is a *containment* list (a user's boards, a board's pins, a pin's comments, a
+ * user's comments); one an `UNLINK` ref writes only links (a pin's repins: a repin outlives its
+ * original). Pure: no I/O.
+ */
+import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from './mappings.ts';
+import { DECLARED } from './model/declared.ts';
+import type { RefDelete } from './model/model.ts';
+import type { ObjectRefs } from './objectRefs.ts';
+import type { ObjectType } from './objectTypes.ts';
+
+/** A reference that lists its object under the referenced one (`@ref(listedIn:)`). */
+export interface Listing {
+  /** The type holding the reference (`comment`). */
+  readonly type: ObjectType;
+  /** The reference (`author`). */
+  readonly field: keyof ObjectRefs;
+  /** Its key in the blob (`author_id`). */
+  readonly key: string;
+  /** The list, on the referenced object's shard (`user_wrote_comments`). */
+  readonly table: MappingTable;
+  /** The referenced type, owner of the list (`user`). */
+  readonly to: ObjectType;
+  /** DELETE: the object is deleted with the referenced one (the list contains it); UNLINK: it stays. */
+  readonly onDelete: RefDelete;
+}
+
+/** Every listing of the model, in declaration order (types, then their fields). */
+export const LISTINGS: readonly Listing[] = DECLARED.objects.flatMap((o) =>
+  o.refs.flatMap((r): Listing[] =>
+    r.listedIn === null
+      ? []
+      : [{ type: o.key, field: r.field as keyof ObjectRefs, key: r.key, table: r.listedIn as MappingTable, to: r.to as ObjectType, onDelete: r.onDelete }],
+  ),
+);
+
+/** The listings of objects of `type` (a pin's board, pinner and original). */
+export function listingsOf(type: ObjectType): readonly Listing[] {
+  return LISTINGS.filter((l) => l.type === type);
+}
+
+/** The listings that contain objects of `type`: deleting the referenced object deletes this one. */
+export function containersOf(type: ObjectType): readonly Listing[] {
+  return LISTINGS.filter((l) => l.type === type && l.onDelete === 'DELETE');
+}
+
+/** The listing that writes `table`, if a reference does (`user_wrote_comments` → Comment.author). */
+export function listingOf(table: MappingTable): Listing | undefined {
+  return LISTINGS.find((l) => l.table === table);
+}
+
+/** Lists whose `to` belongs to their `from`: written by a `@ref(onDelete: DELETE, listedIn:)`. */
+export const CONTAINMENT_TABLES: readonly MappingTable[] = MAPPING_TABLES.filter((t) => listingOf(t)?.onDelete === 'DELETE');
+
+/**
+ * How an edge of a deleted object's list is undone:
+ *   - `child`: a containment list: its objects are deleted too (each cascading in turn);
+ *   - `relation`: one side of a two-sided relation: the other side goes first, then this one;
+ *   - `link`: anything else (a pin's repins): the edge alone goes, the object it names stays.
+ */
+export type ListRole = 'child' | 'relation' | 'link';
+
+export function listRole(table: MappingTable): ListRole {
+  if (CONTAINMENT_TABLES.includes(table)) return 'child';
+  return reverseOf(table) ? 'relation' : 'link';
+}
+
+const OWNED = new Map<ObjectType, readonly MappingTable[]>();
+
+/**
+ * The lists an object of `type` owns, containment lists first (their objects go before the
+ * relations are undone), each group in declaration order.
+ *
+ *   ownedLists('board')  // ['board_has_pins', 'board_followed_by_users']
+ */
+export function ownedLists(type: ObjectType): readonly MappingTable[] {
+  let lists = OWNED.get(type);
+  if (!lists) {
+    const mine = MAPPING_TABLES.filter((t) => MAPPINGS[t].from === type);
+    lists = [...mine.filter((t) => listRole(t) === 'child'), ...mine.filter((t) => listRole(t) !== 'child')];
+    OWNED.set(type, lists);
+  }
+  return lists;
+}
+
+/**
+ * The edges that must hold an object of `type` with `refs`: one per reference with a list,
+ * wherever that list lives (`containment` selects the DELETE ones, `links` the UNLINK ones).
+ *
+ *   listedEdges('comment', { pin: 7n, author: 9n }, 'DELETE')
+ *   // [{ table: 'user_wrote_comments', from: 9n, … }, { table: 'pin_has_comments', from: 7n, … }]
+ */
+export function listedEdges(type: ObjectType, refs: ObjectRefs, onDelete: RefDelete): { listing: Listing; table: MappingTable; from: bigint }[] {
+  const out: { listing: Listing; table: MappingTable; from: bigint }[] = [];
+  for (const l of listingsOf(type)) {
+    const from = refs[l.field];
+    if (l.onDelete === onDelete && from !== undefined) out.push({ listing: l, table: l.table, from });
+  }
+  return out;
+}
+
+/**
+ * The relation a viewer writes from their own type to `to` (`@relate`), with its mirror: what a
+ * source table of such edges (a legacy database's likes) becomes. Undefined if the model has none
+ * or more than one (then the caller must name it).
+ *
+ *   viewerRelationTo('pin')  // { forward: 'user_likes_pins', reverse: 'pin_liked_by_users' }
+ */
+export function viewerRelationTo(to: ObjectType): { forward: MappingTable; reverse: MappingTable } | undefined {
+  const found = DECLARED.relations.filter((r) => r.writer === 'VIEWER' && r.from === DECLARED.viewer && r.to === to && r.inverse !== null);
+  if (found.length !== 1) return undefined;
+  return { forward: found[0]!.table as MappingTable, reverse: found[0]!.inverse as MappingTable };
+}
