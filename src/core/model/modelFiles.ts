@@ -22,5 +22,8 @@ export function readModelFiles(dir: string, root: string = PROJECT_ROOT): ModelF
     .sort()
     .map((f) => join(abs, f));
   const paths = own.includes(VOCABULARY_FILE) ? own : [VOCABULARY_FILE, ...own];
-  return paths.map((p) => ({ name: relative(root, p).split(sep).join('/'), body: readFileSync(p, 'utf8') }));
+  return paths.map((p) => {
+    const rel = relative(root, p);
+    return { name: rel.startsWith('..') ? p : rel.split(sep).join('/'), body: readFileSync(p, 'utf8') };
+  });
 }

@@ -5,10 +5,11 @@
  * wrong and what was expected; all of them are reported together, sorted by file and line:
  *
  *   parseModel([{ name: 'schema/model.graphql', body: vocabulary }, { name: 'examples/qa/schema.graphql', body }])
- *   // { viewer: 'user', objects: [{ name: 'User', key: 'user', typeNumber: 1, table: 'users', … }], … }
+ *   // { viewer: 'user', objects: [{ name: 'User', key: 'user', typeNumber: 11, table: 'users', … }], … }
  *
- *   examples/qa/schema.graphql:41:37: Answer.votes @relation: table 'answer_votes' is not noun_verb_noun,
- *     expected answer_<verb>_users (lowercase words joined by underscores, such as user_has_boards)
+ *   // or throws ModelError, every problem a line:
+ *   // examples/qa/schema.graphql:87:101: User.saved @relation(table: "user_saved_qs"): table 'user_saved_qs' is
+ *   //   not noun_verb_noun, expected user_<verb>_questions (lowercase words joined by underscores, such as user_has_boards)
  */
 import { Kind, Source, getLocation, parse, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
 import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
