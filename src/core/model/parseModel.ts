@@ -179,7 +179,8 @@ class ArgReader {
     const v = this.#value(name);
     if (v === undefined) return fallback;
     if (v.kind === Kind.ENUM && (values as readonly string[]).includes(v.value)) return v.value as T;
-    this.problems.at(v, `${this.where}: ${name} is ${v.kind === Kind.ENUM || v.kind === Kind.STRING ? v.value : (VALUE_KINDS[v.kind] ?? v.kind)}, expected one of ${values.join(', ')}`);
+    const got = v.kind === Kind.ENUM ? v.value : v.kind === Kind.STRING ? `the string "${v.value}"` : (VALUE_KINDS[v.kind] ?? v.kind);
+    this.problems.at(v, `${this.where}: ${name} is ${got}, expected one of ${values.join(', ')} (unquoted)`);
     return fallback;
   }
 }
@@ -463,11 +464,11 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
       const example = from !== undefined && to !== undefined ? `${snakeName(from)}_<verb>_${snakeName(to)}s` : 'noun_verb_noun';
       problems.at(args.at('table'), `${where}: table '${r.table}' is not noun_verb_noun, expected ${example} (lowercase words joined by underscores, such as user_has_boards)`);
     }
-    if (r.inverse !== null) {
+    if (r.inverse !== null && from !== undefined && to !== undefined) {
       const inv = byTable.get(r.inverse);
       const mirror = `a relation from ${to ?? r.to} to ${from ?? r.from} naming ${r.table} as its inverse`;
       if (inv === undefined) problems.at(args.at('inverse'), `${where}: inverse ${r.inverse} names no relation, expected ${mirror}`);
-      else if (inv.from !== r.to || inv.to !== r.from || inv.inverse !== r.table) {
+      else if (nameOf.has(inv.from) && nameOf.has(inv.to) && (inv.from !== r.to || inv.to !== r.from || inv.inverse !== r.table)) {
         const runs = `runs ${nameOf.get(inv.from) ?? inv.from} → ${nameOf.get(inv.to) ?? inv.to}${inv.inverse === r.table ? '' : inv.inverse === null ? ' with no inverse' : ` with inverse ${inv.inverse}`}`;
         problems.at(args.at('inverse'), `${where}: inverse ${r.inverse} ${runs}, expected ${mirror}`);
       }
@@ -506,6 +507,8 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
       const at = declared.refs.get(ref)!.at('listedIn');
       const r = byTable.get(ref.listedIn);
       const expected = `a relation from ${named(ref.to)} to ${o.name}`;
+      // A reference or a list to a type that is no object is reported where that type is named.
+      if (!nameOf.has(ref.to) || (r !== undefined && !nameOf.has(r.to))) continue;
       if (r === undefined) problems.at(at, `${o.name}.${ref.field} @ref: listedIn ${ref.listedIn} names no relation, expected ${expected}`);
       else if (r.from !== ref.to || r.to !== o.key) problems.at(at, `${o.name}.${ref.field} @ref: listedIn ${ref.listedIn} runs ${named(r.from)} → ${named(r.to)}, expected ${expected}`);
     }
@@ -527,6 +530,7 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
       const r = byTable.get(e.relation);
       const expected = `a relation from the viewer (${named(viewer)}) to ${o.name}`;
       if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${e.relation || 'no relation'} names no relation, expected ${expected}`);
+      else if (!nameOf.has(r.to)) continue;
       else if (r.to !== o.key || r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${e.relation} runs ${named(r.from)} → ${named(r.to)}, expected ${expected}`);
     }
   }

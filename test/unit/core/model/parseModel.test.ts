@@ -342,7 +342,7 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
       from: 'order: OWNER)',
       to: 'order: OLDEST)',
       at: 'OLDEST',
-      want: 'Folder.notes @relation: order is OLDEST, expected one of TIME, OWNER',
+      want: 'Folder.notes @relation: order is OLDEST, expected one of TIME, OWNER (unquoted)',
     },
   ];
   for (const c of cases) {
@@ -354,6 +354,21 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
       assert.ok(found.includes(expected), `expected the problem\n  ${expected}\ngot:\n  ${found.join('\n  ')}`);
     });
   }
+
+  test('an unknown type is reported once, where it is named, not again by every check that follows it', () => {
+    const noteEdge = GRAPH.replace('type NoteEdge { node: Note! }', 'type NoteEdge { node: Note2! }');
+    assert.deepEqual(problems(noteEdge), [
+      `${at(noteEdge, 'NoteConnection! @relation(table: "member_stars_notes"')}: Member.starred @relation (NoteConnection's node): Note2 is not an @object type, expected one of Member, Folder, Note`,
+      `${at(noteEdge, 'NoteConnection! @relation(table: "folder_has_notes"')}: Folder.notes @relation (NoteConnection's node): Note2 is not an @object type, expected one of Member, Folder, Note`,
+    ]);
+    const author = GRAPH.replace('author: Member @ref', 'author: Membr @ref');
+    assert.deepEqual(problems(author), [`${at(author, 'Membr @ref')}: Note.author @ref: Membr is not an @object type, expected one of Member, Folder, Note`]);
+  });
+
+  test('an enum value given as a string says so', () => {
+    const quoted = GRAPH.replace('format: HANDLE', 'format: "HANDLE"');
+    assert.deepEqual(problems(quoted), [`${at(quoted, '"HANDLE"')}: Member.handle @stored: format is the string "HANDLE", expected one of TEXT, URL, HANDLE, EMAIL (unquoted)`]);
+  });
 
   test('a file that is not GraphQL is named with its line', () => {
     assert.deepEqual(problems('type Query {'), [`${FILE}:1:13: not GraphQL: Expected Name, found <EOF>., expected SDL`]);
