@@ -477,7 +477,7 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
     if (writer === undefined) problems.at(args.at('table'), `${where}: nothing writes it, expected a @ref(listedIn:) or a @relate mutation naming it, or an inverse written by one`);
     if (writer === 'REF' && relatedBy.has(r.table)) problems.at(args.at('table'), `${where}: written both by ${listedBy.get(r.table)} and by a @relate mutation, expected one writer`);
     if (writer === 'REF' && r.inverse !== null) problems.at(args.at('inverse'), `${where}: a list written by ${listedBy.get(r.table)} has inverse ${r.inverse}, expected none`);
-    if (writer === 'VIEWER' && r.from !== viewer) problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) as its from side`);
+    if (writer === 'VIEWER' && nameOf.has(viewer) && r.from !== viewer) problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) as its from side`);
     return { ...r, writer: writer ?? 'REF' };
   });
 }
@@ -530,7 +530,7 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
       const r = byTable.get(e.relation);
       const expected = `a relation from the viewer (${named(viewer)}) to ${o.name}`;
       if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${e.relation || 'no relation'} names no relation, expected ${expected}`);
-      else if (!nameOf.has(r.to)) continue;
+      else if (!nameOf.has(r.to) || !nameOf.has(viewer)) continue; // reported where the type is named
       else if (r.to !== o.key || r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${e.relation} runs ${named(r.from)} → ${named(r.to)}, expected ${expected}`);
     }
   }
@@ -545,7 +545,7 @@ function checkMutations(problems: Problems, mutations: readonly MutationDef[], r
     const r = byTable.get(m.relation);
     if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${m.relation} names no relation, expected the table of a @relation${m.action === 'REORDER' ? ' with order: OWNER' : ` from the viewer (${nameOf.get(viewer) ?? viewer})`}`);
     else if (m.action === 'REORDER' && r.order !== 'OWNER') problems.at(a.at('relation'), `${a.where}: ${m.relation} is in time order only, expected a relation with the owner's order (@relation(order: OWNER))`);
-    else if (m.action !== 'REORDER' && r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer})`);
+    else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer})`);
   }
   for (const o of objects) {
     const deletes = mutations.find((m) => m.action === 'DELETE' && m.type === o.key);

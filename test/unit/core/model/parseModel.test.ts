@@ -365,6 +365,11 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
     assert.deepEqual(problems(author), [`${at(author, 'Membr @ref')}: Note.author @ref: Membr is not an @object type, expected one of Member, Folder, Note`]);
   });
 
+  test('no viewer: said once, at Query, not again by every relation and flag of the viewer', () => {
+    const noViewer = GRAPH.replace('type Query { viewer: Member }', 'type Query { me: Member }');
+    assert.deepEqual(problems(noViewer), [`${at(noViewer, 'type Query')}: Query has no field viewer, expected Query.viewer naming the type of the viewer`]);
+  });
+
   test('an enum value given as a string says so', () => {
     const quoted = GRAPH.replace('format: HANDLE', 'format: "HANDLE"');
     assert.deepEqual(problems(quoted), [`${at(quoted, '"HANDLE"')}: Member.handle @stored: format is the string "HANDLE", expected one of TEXT, URL, HANDLE, EMAIL (unquoted)`]);
