@@ -11,7 +11,7 @@
  *   // examples/qa/schema.graphql:87:101: User.saved @relation(table: "user_saved_qs"): table 'user_saved_qs' is
  *   //   not noun_verb_noun, expected user_<verb>_questions (lowercase words joined by underscores, such as user_has_boards)
  */
-import { Kind, Source, getLocation, parse, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
+import { Kind, Source, getLocation, parse, specifiedDirectives, visit, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
 import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
 
 /** One file of a model's SDL; `name` is its path as people see it (relative to the project). */
@@ -167,6 +167,12 @@ class ArgReader {
     return this.#value(name) !== undefined;
   }
 
+  /** A string the directive must have: a problem saying what it is for when it is missing. */
+  required(name: string, what: string): string | null {
+    if (!this.#args.has(name)) this.problems.at(this.node, `${this.where}: no ${name}, expected ${name}: ${what}`);
+    return this.string(name);
+  }
+
   bool(name: string, fallback: boolean): boolean {
     const v = this.#value(name);
     if (v === undefined) return fallback;
@@ -227,6 +233,7 @@ export function parseModel(sdl: string | readonly ModelFile[]): ModelData {
   const doc = parseFiles(files, problems);
   // A file that is not GraphQL leaves the rest without its types: what else would be found is noise.
   if (problems.found.length > 0) throw new ModelError(problems.sorted());
+  checkDirectives(doc, problems);
   const types = new Map<string, ObjectTypeDefinitionNode>();
   for (const def of doc.definitions) {
     if (def.kind !== Kind.OBJECT_TYPE_DEFINITION) continue;
@@ -280,6 +287,34 @@ export function parseModel(sdl: string | readonly ModelFile[]): ModelData {
   return { viewer, objects, relations: finished, mutations };
 }
 
+/**
+ * Every directive used is one GraphQL or the vocabulary defines, and, where the vocabulary's
+ * definitions are among the files, takes only the arguments they define: `@relation(tabel: …)` is
+ * a misspelling to point at (the readers say what a missing argument is for).
+ */
+function checkDirectives(doc: DocumentNode, problems: Problems): void {
+  const defined = new Map<string, DirectiveDefinitionNode>();
+  for (const d of doc.definitions) if (d.kind === Kind.DIRECTIVE_DEFINITION) defined.set(d.name.value, d);
+  const known = [...new Set([...MODEL_DIRECTIVES, ...defined.keys()])];
+  const builtIn = new Set(specifiedDirectives.map((d) => d.name));
+  visit(doc, {
+    Directive(node) {
+      const name = node.name.value;
+      if (builtIn.has(name)) return;
+      if (!known.includes(name)) {
+        problems.at(node, `@${name} is no directive of the model's vocabulary, expected one of @${known.join(', @')}`);
+        return;
+      }
+      const definition = defined.get(name);
+      if (definition === undefined) return;
+      const takes = (definition.arguments ?? []).map((a) => a.name.value);
+      for (const a of node.arguments ?? []) {
+        if (!takes.includes(a.name.value)) problems.at(a.name, `@${name} takes no argument ${a.name.value}, expected ${takes.length > 0 ? `one of ${takes.join(', ')}` : 'none'}`);
+      }
+    },
+  });
+}
+
 function readObject(
   t: ObjectTypeDefinitionNode,
   types: ReadonlyMap<string, ObjectTypeDefinitionNode>,
@@ -291,12 +326,12 @@ function readObject(
   const name = t.name.value;
   const args = new ArgReader(problems, `${name} @object`, directiveNode(t, 'object'));
   const typeNumber = args.int('typeNumber') ?? 0;
-  const table = args.string('table') ?? '';
+  const table = args.required('table', 'its object table on every shard') ?? '';
   if (!args.has('typeNumber')) problems.at(args.node, `${args.where}: no typeNumber, expected typeNumber: its number in every ID (1 to ${MAX_TYPE_NUMBER}, never reused)`);
   else if (args.int('typeNumber', false) !== null && (typeNumber < 1 || typeNumber > MAX_TYPE_NUMBER)) {
     problems.at(args.at('typeNumber'), `${args.where}: typeNumber ${typeNumber} does not fit the ID's 10 bits, expected 1 to ${MAX_TYPE_NUMBER}`);
   }
-  if (!OBJECT_TABLE.test(table)) problems.at(args.at('table'), `${args.where}: table '${table}' is no object table name, expected lowercase words joined by underscores (such as ${snakeName(name)}s)`);
+  if (args.has('table') && !OBJECT_TABLE.test(table)) problems.at(args.at('table'), `${args.where}: table '${table}' is no object table name, expected lowercase words joined by underscores (such as ${snakeName(name)}s)`);
 
   const stored: StoredFieldDef[] = [];
   const refs: RefDef[] = [];
@@ -333,8 +368,7 @@ function readObject(
         break;
       }
       case 'ref': {
-        const key = a.string('key');
-        if (key === null) problems.at(a.node, `${a.where}: no key, expected key: the blob's field holding the ID`);
+        const key = a.required('key', "the blob's field holding the ID");
         const ref: RefDef = {
           field,
           key: key ?? field,
@@ -349,7 +383,7 @@ function readObject(
       }
       case 'relation': {
         const to = connectionNode(types, type);
-        const relationTable = a.string('table') ?? '';
+        const relationTable = a.required('table', 'its mapping table, noun_verb_noun') ?? '';
         if (to === undefined) problems.at(f.type, `${a.where}: ${type} is no connection type, expected a type whose edges { node } are objects (such as ${type.replace(/Connection$/, '')}Connection)`);
         relations.push({
           table: relationTable,
@@ -368,7 +402,7 @@ function readObject(
       case 'viewerEdge': {
         const expected = kind === 'count' ? 'Int' : 'Boolean';
         if (type !== expected || !nonNull) problems.at(f.type, `${a.where}: the field is a ${nonNull ? '' : 'nullable '}${type}, expected ${expected}!`);
-        const entry = { field, relation: a.string('relation') ?? '' };
+        const entry = { field, relation: a.required('relation', `the relation (its table) whose ${kind === 'count' ? 'edges it counts' : 'edge it looks for'}`) ?? '' };
         (kind === 'count' ? counts : viewerEdges).push(entry);
         (kind === 'count' ? declared.counts : declared.viewerEdges).set(entry, a);
         break;
@@ -378,12 +412,12 @@ function readObject(
   for (const d of t.directives ?? []) {
     if (d.name.value !== 'list') continue;
     const a = new ArgReader(problems, `${name} @list`, d);
-    const to = a.string('to') ?? '';
-    const relationTable = a.string('table') ?? '';
+    const to = a.required('to', 'the type it lists') ?? '';
+    const relationTable = a.required('table', 'its mapping table, noun_verb_noun') ?? '';
     relations.push({
       table: relationTable,
       from: objectKey(name),
-      to: objectRef(a.at('to'), a.where, to),
+      to: to === '' ? '' : objectRef(a.at('to'), a.where, to),
       field: null,
       inverse: null,
       order: 'TIME',
@@ -415,14 +449,15 @@ function readMutation(f: FieldDefinitionNode, problems: Problems, objectRef: (no
   const kind = used[0] ?? 'custom';
   const a = new ArgReader(problems, `${where} @${kind}`, directiveNode(f, kind));
   const action = MUTATION_DIRECTIVES[kind]!;
-  const typeName = action === 'CREATE' || action === 'UPDATE' || action === 'DELETE' ? a.string('type') : null;
-  const relation = action === 'RELATE' || action === 'UNRELATE' || action === 'REORDER' ? a.string('relation') : null;
-  const argument = action === 'CREATE' || action === 'CUSTOM' ? null : (a.string('argument') ?? 'id');
+  const typeName = action === 'CREATE' || action === 'UPDATE' || action === 'DELETE' ? (a.required('type', 'the object type it acts on') ?? '') : null;
+  const relation = action === 'RELATE' || action === 'UNRELATE' || action === 'REORDER' ? (a.required('relation', 'the relation (its table) it changes') ?? '') : null;
+  const argument =
+    action === 'CREATE' || action === 'CUSTOM' ? null : action === 'UPDATE' || action === 'DELETE' ? (a.string('argument') ?? 'id') : (a.required('argument', "the mutation's argument naming the edge's to side") ?? '');
   const fieldArgs = (f.arguments ?? []).map((x) => x.name.value);
-  if (argument !== null && !fieldArgs.includes(argument)) {
+  if (argument !== null && argument !== '' && !fieldArgs.includes(argument)) {
     problems.at(a.at('argument'), `${a.where}: names the argument '${argument}', which ${name} does not take, expected one of its arguments (${fieldArgs.join(', ') || 'none'})`);
   }
-  const m: MutationDef = { name, action, type: typeName === null ? null : objectRef(a.at('type'), a.where, typeName), relation, argument };
+  const m: MutationDef = { name, action, type: typeName === null ? null : typeName === '' ? '' : objectRef(a.at('type'), a.where, typeName), relation, argument };
   declared.mutations.set(m, a);
   return m;
 }
@@ -435,6 +470,7 @@ function checkUnique(
 ): void {
   const seen = new Map<string, { owner: string; declaredAt: string }>();
   for (const e of entries) {
+    if (e.value === '' || e.value === '0') continue; // missing: said where it is read
     const first = seen.get(e.value);
     if (first !== undefined) problems.at(e.at, `${e.owner}: ${what} ${e.value} is already ${first.owner}'s (${first.declaredAt}), expected ${expected}`);
     else seen.set(e.value, e);
@@ -457,6 +493,7 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
   };
 
   return pending.map(({ where, args, ...r }) => {
+    if (r.table === '') return { ...r, writer: 'REF' }; // no table: said where it is read
     const from = nameOf.get(r.from);
     const to = nameOf.get(r.to);
     const shape = from !== undefined && to !== undefined ? new RegExp(`^${snakeName(from)}_[a-z0-9]+(_[a-z0-9]+)*_${snakeName(to)}s$`) : undefined;
@@ -518,7 +555,8 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
     for (const c of o.counts) {
       const a = declared.counts.get(c)!;
       const r = byTable.get(c.relation);
-      if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${c.relation || 'no relation'} names no relation, expected a relation listed from ${o.name}`);
+      if (c.relation === '') continue; // missing: said where it is read
+      if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${c.relation} names no relation, expected a relation listed from ${o.name}`);
       else if (r.from !== o.key) problems.at(a.at('relation'), `${a.where}: ${c.relation} is listed from ${named(r.from)}, expected a relation listed from ${o.name}`);
       // A count is kept under its relation's name (counts.kind): two fields would be one number.
       const first = counted.get(c.relation);
@@ -529,7 +567,8 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
       const a = declared.viewerEdges.get(e)!;
       const r = byTable.get(e.relation);
       const expected = `a relation from the viewer (${named(viewer)}) to ${o.name}`;
-      if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${e.relation || 'no relation'} names no relation, expected ${expected}`);
+      if (e.relation === '') continue; // missing: said where it is read
+      if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${e.relation} names no relation, expected ${expected}`);
       else if (!nameOf.has(r.to) || !nameOf.has(viewer)) continue; // reported where the type is named
       else if (r.to !== o.key || r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${e.relation} runs ${named(r.from)} → ${named(r.to)}, expected ${expected}`);
     }
@@ -540,7 +579,7 @@ function checkMutations(problems: Problems, mutations: readonly MutationDef[], r
   const byTable = new Map(relations.map((r) => [r.table, r]));
   const nameOf = new Map(objects.map((o) => [o.key, o.name]));
   for (const m of mutations) {
-    if (m.relation === null) continue;
+    if (m.relation === null || m.relation === '') continue;
     const a = declared.mutations.get(m)!;
     const r = byTable.get(m.relation);
     if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${m.relation} names no relation, expected the table of a @relation${m.action === 'REORDER' ? ' with order: OWNER' : ` from the viewer (${nameOf.get(viewer) ?? viewer})`}`);
