@@ -1,12 +1,11 @@
 import { ShardqlError } from './errors.ts';
-import { ID_LAYOUT, MAX_SHARD } from './ids.ts';
+import { ID_LAYOUT, MAX_SHARD, MAX_TYPE } from './ids.ts';
 import { DECLARED } from './model/declared.ts';
 import { compareTypeNumbers, type DeclaredType } from './model/typeNumbers.ts';
 import { OBJECT_TYPES } from './objectTypes.ts';
 
 /** The model this process serves: its type numbers must be the topology's. */
 const MODEL_TYPES: readonly DeclaredType[] = DECLARED.objects;
-const MAX_TYPE_NUMBER = 1023; // 10 bits of the ID (core/ids.ts)
 
 /**
  * The topology document, as published to etcd. Example (the seeds' layout, 2 hosts):
@@ -143,20 +142,25 @@ function inSpans(spans: readonly ShardSpan[], shard: number): boolean {
   return spans.some((s) => shard >= s.from && shard <= s.to);
 }
 
-/** `idLayout.types`: names to numbers in 1..1023, each number given once. */
+/**
+ * `idLayout.types`: names to numbers in 1..1023, each number given once; in number order, so two
+ * documents listing the same types compare equal as JSON (cli/diff.ts) whatever order they came in.
+ */
 function checkTypes(v: unknown): Record<string, number> {
   if (!isObject(v)) bad('idLayout.types is missing');
-  const out: Record<string, number> = {};
   const holder = new Map<number, string>();
   for (const [name, n] of Object.entries(v)) {
     if (!/^[a-z][A-Za-z0-9]{0,63}$/.test(name)) bad(`idLayout.types has the name ${JSON.stringify(name)}, expected a type's key (pin, boardSection)`);
-    const number = checkInt(n, `idLayout.types.${name}`, 1, MAX_TYPE_NUMBER);
+    const number = checkInt(n, `idLayout.types.${name}`, 1, MAX_TYPE);
     const first = holder.get(number);
     if (first !== undefined) bad(`idLayout.types gives ${number} to both ${first} and ${name}, expected each number once`);
     holder.set(number, name);
-    out[name] = number;
   }
-  return out;
+  return inNumberOrder(Object.fromEntries([...holder].map(([n, name]) => [name, n])));
+}
+
+function inNumberOrder(types: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.entries(types).sort(([, a], [, b]) => a - b));
 }
 
 /**
@@ -322,7 +326,7 @@ export function evenLayout(opts: EvenLayoutOptions): TopologyDoc {
   const modCount = opts.modShards ?? Math.min(opts.shards, 4096);
   return {
     format: 1,
-    idLayout: { ...ID_LAYOUT, types: { ...OBJECT_TYPES } },
+    idLayout: { ...ID_LAYOUT, types: inNumberOrder(OBJECT_TYPES) },
     hosts: opts.hosts,
     shards: { open: [{ from: 0, to: opts.shards - 1 }], ranges: split(opts.shards) },
     modShard: { count: modCount, ranges: split(modCount) },

@@ -85,9 +85,17 @@ describe("The topology document keeps every type number it was given", () => {
     assert.throws(() => parseTopology(wide), (e) => isShardqlError(e, 'INVALID_TOPOLOGY') && /idLayout.types.idea must be an integer in 1..1023/.test(e.message));
   });
 
+  test('types are kept in number order, whatever order the document gave them in', () => {
+    const reversed = { ...withIdea, idLayout: { ...withIdea.idLayout, types: Object.fromEntries(Object.entries(withIdea.idLayout.types).reverse()) } };
+    const order = Object.values(parseTopology(reversed).doc.idLayout.types);
+    assert.deepEqual(order, [...order].sort((a, b) => a - b));
+    assert.equal(JSON.stringify(parseTopology(reversed).doc), JSON.stringify(parseTopology(withIdea).doc));
+  });
+
   test("publishing a layout built from the model keeps the published document's reserved numbers", () => {
     const next = keepReservedTypes(parseTopology(layout), parseTopology(withIdea).doc);
     assert.deepEqual(next.doc.idLayout.types, { ...layout.idLayout.types, idea: 9 });
+    assert.deepEqual(Object.keys(next.doc.idLayout.types), ['pin', 'board', 'user', 'comment', 'idea']);
     assert.equal(keepReservedTypes(parseTopology(layout), null).doc.idLayout.types.idea, undefined);
   });
 });
