@@ -104,9 +104,13 @@ describe('Type numbers are checked against the topology when a process starts', 
     const key = await put('agrees', { ...env.doc.idLayout.types });
     const gw = await startGatewayProcess(env, { topologyKey: key, timeoutMs: 120_000 });
     try {
-      assert.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await gw.gql('{ __typename }');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.data, { __typename: 'Query' });
+      assert.equal(res.body.errors, undefined);
     } finally {
-      assert.deepEqual(await gw.stop(), { code: 0, signal: null });
+      const exit = await gw.stop();
+      assert.deepEqual(exit, { code: 0, signal: null }, `stdout:\n${gw.stdout().slice(-3000)}\nstderr:\n${gw.stderr()}`);
     }
   });
 });
