@@ -12,7 +12,7 @@ import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import { refusalReason } from './auth/refusals.ts';
 import type { GatewayConfig } from './config.ts';
-import type { Topology } from './core/topology.ts';
+import { checkTypesAtStart, type Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { isShardqlError } from './core/errors.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
@@ -122,7 +122,10 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   });
   try {
     await watcher.start();
+    // The model must number every type the topology lists (a dropped type's number stays reserved).
+    checkTypesAtStart(watcher.current().doc);
   } catch (err) {
+    await watcher.stop();
     etcd.close();
     throw err;
   }

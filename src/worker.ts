@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
-import type { Topology } from './core/topology.ts';
+import { checkTypesAtStart, type Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -53,7 +53,10 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   });
   try {
     await watcher.start();
+    // The model must number every type the topology lists (a dropped type's number stays reserved).
+    checkTypesAtStart(watcher.current().doc);
   } catch (err) {
+    await watcher.stop();
     etcd.close();
     throw err;
   }

@@ -6,7 +6,7 @@ import type { Etcd3 } from 'etcd3';
 import { groupBy } from '../core/groupBy.ts';
 import { isShardqlError } from '../core/errors.ts';
 import { MAX_SHARD } from '../core/ids.ts';
-import { evenLayout, parseTopology, type HostedSpan, type HostSpec, type Topology, type TopologyDoc } from '../core/topology.ts';
+import { evenLayout, keepReservedTypes, parseTopology, type HostedSpan, type HostSpec, type Topology, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StackInfo } from '../stack/localStack.ts';
 import { ShardAdmin } from '../storage/shardAdmin.ts';
@@ -164,9 +164,10 @@ const publish: Command = {
       throw new UsageError('--file publishes the document as it is; --shards and --mod-shards apply only without it');
     }
     const config = configFor(ctx);
-    const next = candidate(args, ctx);
+    const built = candidate(args, ctx);
     return withEtcd(config, async (etcd) => {
       const current = await readPublished(etcd, config);
+      const next = keepReservedTypes(built, current.topology?.doc ?? null);
       if (args.flag('if-missing') && current.modRevision !== null) {
         println(ctx.stdout, `A topology is already published at ${etcdWhere(config)} (revision ${current.modRevision}); --if-missing leaves it as it is.`);
         if (current.topology === null) return 0;
@@ -213,9 +214,9 @@ const diff: Command = {
   },
   async run(args, ctx) {
     const config = configFor(ctx);
-    const next = candidate(args, ctx);
+    const built = candidate(args, ctx);
     const current = await withEtcd(config, (etcd) => readPublished(etcd, config));
-    printChanges(ctx, config, current, next);
+    printChanges(ctx, config, current, keepReservedTypes(built, current.topology?.doc ?? null));
     return 0;
   },
 };

@@ -1,6 +1,11 @@
 import { ShardqlError } from './errors.ts';
-import { ID_LAYOUT, MAX_SHARD } from './ids.ts';
+import { ID_LAYOUT, MAX_SHARD, MAX_TYPE } from './ids.ts';
+import { DECLARED } from './model/declared.ts';
+import { compareTypeNumbers, type DeclaredType } from './model/typeNumbers.ts';
 import { OBJECT_TYPES } from './objectTypes.ts';
+
+/** The model this process serves: its type numbers must be the topology's. */
+const MODEL_TYPES: readonly DeclaredType[] = DECLARED.objects;
 
 /**
  * The topology document, as published to etcd. Example (the seeds' layout, 2 hosts):
@@ -17,6 +22,8 @@ import { OBJECT_TYPES } from './objectTypes.ts';
  *
  * `ranges` says where every existing shard lives; `open` says where new users may land. A shard
  * can be in a range and not open (provisioned, or closed to new users), never open without a range.
+ * `types` lists every type number ever given (model/typeNumbers.ts): the model's must match, and a
+ * type the model dropped stays listed, its number reserved.
  */
 export interface Endpoint {
   readonly host: string;
@@ -135,6 +142,49 @@ function inSpans(spans: readonly ShardSpan[], shard: number): boolean {
   return spans.some((s) => shard >= s.from && shard <= s.to);
 }
 
+/**
+ * `idLayout.types`: names to numbers in 1..1023, each number given once; in number order, so two
+ * documents listing the same types compare equal as JSON (cli/diff.ts) whatever order they came in.
+ */
+function checkTypes(v: unknown): Record<string, number> {
+  if (!isObject(v)) bad('idLayout.types is missing');
+  const holder = new Map<number, string>();
+  for (const [name, n] of Object.entries(v)) {
+    if (!/^[a-z][A-Za-z0-9]{0,63}$/.test(name)) bad(`idLayout.types has the name ${JSON.stringify(name)}, expected a type's key (pin, boardSection)`);
+    const number = checkInt(n, `idLayout.types.${name}`, 1, MAX_TYPE);
+    const first = holder.get(number);
+    if (first !== undefined) bad(`idLayout.types gives ${number} to both ${first} and ${name}, expected each number once`);
+    holder.set(number, name);
+  }
+  return inNumberOrder(Object.fromEntries([...holder].map(([n, name]) => [name, n])));
+}
+
+function inNumberOrder(types: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.entries(types).sort(([, a], [, b]) => a - b));
+}
+
+/**
+ * What a gateway or worker checks once, when it starts on `doc`: every type the topology lists is
+ * one its model declares. A type dropped from the model keeps its number (IDs carrying it may
+ * remain); a process that would not know it is refused rather than serving beside ones that do.
+ * Versions swapped in later are only parsed: a type added to the topology by a newer model is fine.
+ */
+export function checkTypesAtStart(doc: TopologyDoc, model: readonly DeclaredType[] = MODEL_TYPES): void {
+  const { disagree, undeclared } = compareTypeNumbers(model, doc.idLayout.types);
+  const problems = [...disagree, ...undeclared];
+  if (problems.length > 0) bad(problems.join('; '));
+}
+
+/**
+ * `next` with the types `published` lists and `next` does not: publishing a new map never drops a
+ * reserved number (a layout built from this model names only its types).
+ */
+export function keepReservedTypes(next: Topology, published: TopologyDoc | null): Topology {
+  const reserved = Object.entries(published?.idLayout.types ?? {}).filter(([name]) => !(name in next.doc.idLayout.types));
+  if (reserved.length === 0) return next;
+  return parseTopology({ ...next.doc, idLayout: { ...next.doc.idLayout, types: { ...next.doc.idLayout.types, ...Object.fromEntries(reserved) } } });
+}
+
 /** Validates an untrusted document (from etcd or a file) and compiles its lookups. */
 export function parseTopology(input: unknown): Topology {
   if (!isObject(input)) bad('the document must be a JSON object');
@@ -147,10 +197,9 @@ export function parseTopology(input: unknown): Topology {
       bad(`idLayout.${key} is ${JSON.stringify(layout[key])}, this gateway decodes ${ID_LAYOUT[key]}`);
     }
   }
-  if (!isObject(layout.types)) bad('idLayout.types is missing');
-  for (const [name, n] of Object.entries(OBJECT_TYPES)) {
-    if (layout.types[name] !== n) bad(`idLayout.types.${name} is ${JSON.stringify(layout.types[name])}, this gateway uses ${n}`);
-  }
+  const types = checkTypes(layout.types);
+  const { disagree } = compareTypeNumbers(MODEL_TYPES, types);
+  if (disagree.length > 0) bad(disagree.join('; '));
 
   if (!isObject(input.hosts) || Object.keys(input.hosts).length === 0) bad('hosts must name at least one host');
   const hosts: Record<string, HostSpec> = {};
@@ -196,7 +245,7 @@ export function parseTopology(input: unknown): Topology {
 
   const doc: TopologyDoc = {
     format: 1,
-    idLayout: { ...ID_LAYOUT, types: { ...OBJECT_TYPES } },
+    idLayout: { ...ID_LAYOUT, types },
     hosts,
     shards: { open, ranges },
     modShard: { count: modCount, ranges: modRanges },
@@ -277,7 +326,7 @@ export function evenLayout(opts: EvenLayoutOptions): TopologyDoc {
   const modCount = opts.modShards ?? Math.min(opts.shards, 4096);
   return {
     format: 1,
-    idLayout: { ...ID_LAYOUT, types: { ...OBJECT_TYPES } },
+    idLayout: { ...ID_LAYOUT, types: inNumberOrder(OBJECT_TYPES) },
     hosts: opts.hosts,
     shards: { open: [{ from: 0, to: opts.shards - 1 }], ranges: split(opts.shards) },
     modShard: { count: modCount, ranges: split(modCount) },

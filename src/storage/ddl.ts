@@ -1,5 +1,5 @@
-import { MAPPINGS, MAPPING_TABLES } from '../core/mappings.ts';
-import { OBJECT_TABLES } from '../core/objectTypes.ts';
+import { DECLARED } from '../core/model/declared.ts';
+import type { ModelData } from '../core/model/model.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 
 /**
@@ -141,11 +141,20 @@ export const IMPORT_CHUNKS_DDL = `CREATE TABLE IF NOT EXISTS import_chunks (
   PRIMARY KEY (source, run, chunk)
 ) ENGINE=InnoDB`;
 
-/** Every table a shard database holds, by name. */
-export function shardTables(): Map<string, string> {
+/**
+ * The tables a model gives every shard: an object table per type, a mapping table per relation
+ * (each direction its own), the owner-ordered ones with their `by_position` key.
+ */
+export function modelTables(model: Pick<ModelData, 'objects' | 'relations'>): Map<string, string> {
   const out = new Map<string, string>();
-  for (const table of Object.values(OBJECT_TABLES)) out.set(table, objectTableDdl(table));
-  for (const table of MAPPING_TABLES) out.set(table, mappingTableDdl(table, 'ordered' in MAPPINGS[table]));
+  for (const o of model.objects) out.set(o.table, objectTableDdl(o.table));
+  for (const r of model.relations) out.set(r.table, mappingTableDdl(r.table, r.order === 'OWNER'));
+  return out;
+}
+
+/** Every table a shard database holds, by name: the model's (this deployment's unless given), then shardql's own. */
+export function shardTables(model: Pick<ModelData, 'objects' | 'relations'> = DECLARED): Map<string, string> {
+  const out = modelTables(model);
   out.set('counts', COUNTS_DDL);
   out.set('intents', INTENTS_DDL);
   out.set('idempotency', IDEMPOTENCY_DDL);

@@ -10,6 +10,7 @@ export const DECLARED = {
       "typeNumber": 3,
       "table": "users",
       "placeWith": null,
+      "declaredAt": "schema/schema.graphql:94",
       "stored": [
         {
           "field": "username",
@@ -79,6 +80,7 @@ export const DECLARED = {
       "typeNumber": 2,
       "table": "boards",
       "placeWith": "owner",
+      "declaredAt": "schema/schema.graphql:217",
       "stored": [
         {
           "field": "name",
@@ -132,6 +134,7 @@ export const DECLARED = {
       "typeNumber": 1,
       "table": "pins",
       "placeWith": "board",
+      "declaredAt": "schema/schema.graphql:231",
       "stored": [
         {
           "field": "title",
@@ -223,6 +226,7 @@ export const DECLARED = {
       "typeNumber": 4,
       "table": "comments",
       "placeWith": "pin",
+      "declaredAt": "schema/schema.graphql:254",
       "stored": [
         {
           "field": "text",

@@ -62,6 +62,8 @@ export interface ObjectDef {
   readonly table: string;
   /** A ref whose object's shard a new object lands on; null: a random open shard. */
   readonly placeWith: string | null;
+  /** Where the type is declared (`schema/schema.graphql:217`): what a refusal at start points to. */
+  readonly declaredAt: string;
   readonly stored: readonly StoredFieldDef[];
   readonly refs: readonly RefDef[];
   /** Fields counting a relation's list of this object: field → relation table. */

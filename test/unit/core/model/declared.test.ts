@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseModel } from '../../../../src/core/model/parseModel.ts';
 import { DECLARED_MODULE, renderDeclared } from '../../../../src/core/model/renderDeclared.ts';
-import { loadDeclaration } from '../../../../src/graphql/schema.ts';
+import { readModelFiles } from '../../../../src/core/model/modelFiles.ts';
 import { MAPPINGS, AUTHORITATIVE_TABLES, isMirror } from '../../../../src/core/mappings.ts';
 import { OBJECT_TABLES, OBJECT_TYPES, typeName } from '../../../../src/core/objectTypes.ts';
 import { objectFields } from '../../../../src/core/objectFields.ts';
@@ -18,7 +18,7 @@ const root = join(import.meta.dirname, '../../../..');
 
 describe("The product's declared model (schema/) and what derives from it", () => {
   test(`${DECLARED_MODULE} is what npm run model writes from schema/ today`, () => {
-    const fresh = renderDeclared(parseModel(loadDeclaration(join(root, 'schema'))));
+    const fresh = renderDeclared(parseModel(readModelFiles('schema', root)));
     assert.equal(readFileSync(join(root, DECLARED_MODULE), 'utf8'), fresh, `${DECLARED_MODULE} is stale: run npm run model`);
   });
 
