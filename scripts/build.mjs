@@ -102,15 +102,5 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`shardql: the build of ${ENTRY} failed:\n${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
-  if (!ifStale) {
-    const { buildWeb, WEB_OUT } = await import('./buildWeb.mjs');
-    try {
-      const t0 = Date.now();
-      await buildWeb();
-      console.log(`built ${WEB_OUT} in ${Date.now() - t0} ms`);
-    } catch (err) {
-      console.error(`shardql: the build of web/ failed:\n${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    }
-  }
+  if (!ifStale) await (await import('./buildWeb.mjs')).buildWebOrExit();
 }

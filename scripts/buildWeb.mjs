@@ -163,16 +163,18 @@ export async function ensureWebBuilt(root = ROOT) {
   return isWebStale(root) ? buildWeb(root) : webDir(root);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const ifStale = process.argv.includes('--if-stale');
+/** Builds the app and says how long it took; a failed build says why and ends the process (exit 1). */
+export async function buildWebOrExit() {
   try {
-    if (!ifStale || isWebStale()) {
-      const t0 = Date.now();
-      await buildWeb();
-      console.log(`built ${WEB_OUT} in ${Date.now() - t0} ms`);
-    }
+    const t0 = Date.now();
+    await buildWeb();
+    console.log(`built ${WEB_OUT} in ${Date.now() - t0} ms`);
   } catch (err) {
     console.error(`shardql: the build of web/ failed:\n${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (!process.argv.includes('--if-stale') || isWebStale()) await buildWebOrExit();
 }
