@@ -127,7 +127,7 @@ async function refusingOtherCounts<T>(ctx: CliContext, fn: () => Promise<T>): Pr
   } catch (err) {
     if (!isShardqlError(err, 'INVALID_TOPOLOGY') || err.details.recorded === undefined) throw err;
     throw new CliError(
-      `${err.message}.\nOn this local stack they are left from another map (an interrupted integration test run leaves its data): ` +
+      `${err.message}. On this local stack they are left from another map (an interrupted integration test run leaves its data): ` +
         `\`bin/shardql stack down && rm -rf ${ctx.stackDir}\` starts the stack from nothing, then run \`npm run dev\` again`,
     );
   }

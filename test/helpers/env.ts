@@ -79,7 +79,7 @@ export interface TestEnvOptions {
  * Drops every shard and mod-shard database on the stack's hosts (mod-shard claims with them) and
  * empties the caches: IDs restart with the databases, so cached copies must go too.
  */
-async function dropTestData(stack: StackInfo, topology: Topology): Promise<void> {
+export async function dropTestData(stack: StackInfo, topology: Topology): Promise<void> {
   const admin = createStorage({ topology: () => topology, credentials: adminCredentials(stack) });
   try {
     await dropAllShards(admin.router, topology);
