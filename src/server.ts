@@ -43,6 +43,7 @@ import { faultAt } from './services/testFaults.ts';
 import type { Tracing } from './telemetry/tracing.ts';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createStorage } from './storage/index.ts';
+import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
 import { SqlStats } from './storage/sqlStats.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
 import { TopologyWatcher } from './topology/topologyWatcher.ts';
@@ -156,6 +157,17 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
     // A demoted primary refused a write: this gateway's map may be stale.
     onReadOnly: () => void watcher.refresh(),
+  });
+  // Claims are hashed over the mod-shard count: a map whose count the mod-shard databases do not record is refused (read once, here).
+  await assertModShardCountRecorded(storage.router, topology(), {
+    onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
+  }).catch(async (err: unknown) => {
+    await storage.close();
+    layers.close();
+    await watcher.stop();
+    await presence.stop();
+    etcd.close();
+    throw err;
   });
   metrics.topologyRevision.set(Number(watcher.revision()));
   // Tests only (config refuses it elsewhere): this process kills itself at one step of one write.

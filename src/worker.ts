@@ -22,6 +22,7 @@ import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
 import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
+import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { faultAt } from './services/testFaults.ts';
 import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
@@ -78,6 +79,17 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
     onReadOnly: () => void watcher.refresh(),
+  });
+  // Claims are hashed over the mod-shard count: a map whose count the mod-shard databases do not record is refused (read once, here).
+  await assertModShardCountRecorded(storage.router, current, {
+    onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
+  }).catch(async (err: unknown) => {
+    await storage.close();
+    layers.close();
+    await watcher.stop();
+    await presence.stop();
+    etcd.close();
+    throw err;
   });
 
   const redis = jobsRedis(config.redis, 'worker');

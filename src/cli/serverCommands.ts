@@ -2,9 +2,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { mintToken } from '../auth/tokens.ts';
+import { isShardqlError } from '../core/errors.ts';
 import { PROJECT_ROOT } from '../core/projectRoot.ts';
 import { parseTopology, type Topology } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
+import { assertModShardCountRecorded } from '../storage/modShardCountRecord.ts';
 import { CliError, type CliContext, type Command } from './command.ts';
 import { runProvision } from './dataCommands.ts';
 import { seconds } from './format.ts';
@@ -104,11 +106,31 @@ async function ensureStackTopology(ctx: CliContext, config: GatewayConfig, hosts
       return current.topology;
     }
     const next = layout();
+    // Databases provisioned for another map (tests interrupted before their clean-up) would refuse
+    // this layout at provisioning: say so before publishing it.
+    await withStorage(config, next, (storage) => assertModShardCountRecorded(storage.router, next), 2);
     printChanges(ctx, config, current, next);
     const revision = await publishIfUnchanged(etcd, config.topologyKey, next, current.modRevision);
     println(ctx.stdout, `Published revision ${revision} at ${config.topologyKey}`);
     return next;
   });
+}
+
+/**
+ * Runs `fn`, turning a refusal for another recorded mod-shard count (storage/modShardCountRecord.ts)
+ * into what to run on a local stack: its databases hold claims made under another map, usually the
+ * integration tests' (they drop their databases when they finish; an interrupted run leaves them).
+ */
+async function refusingOtherCounts<T>(ctx: CliContext, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!isShardqlError(err, 'INVALID_TOPOLOGY') || err.details.recorded === undefined) throw err;
+    throw new CliError(
+      `${err.message}. On this local stack they are left from another map (an interrupted integration test run leaves its data): ` +
+        `\`bin/shardql stack down && rm -rf ${ctx.stackDir}\` starts the stack from nothing, then run \`npm run dev\` again`,
+    );
+  }
 }
 
 const dev: Command = {
@@ -137,13 +159,16 @@ const dev: Command = {
     const redisEnv: Record<string, string> = onCluster && clusterNodes ? { SHARDQL_REDIS: '', SHARDQL_REDIS_CLUSTER: clusterNodes } : {};
     const config = configFor(ctx, { SHARDQL_ENV: 'development', ...redisEnv });
 
-    step(ctx, 2, 'Topology');
-    const topology = await ensureStackTopology(ctx, config, stackHosts(info), () => parseTopology(stackLayout(info, DEFAULT_STACK_SHARDS)));
-    // Every server starts read-only; the map's primaries take writes.
-    if (!(await ensurePrimariesWritable(ctx, config, topology.doc, 'the topology'))) throw new CliError('Some primaries of the topology are not writable (see above)');
+    const topology = await refusingOtherCounts(ctx, async () => {
+      step(ctx, 2, 'Topology');
+      const served = await ensureStackTopology(ctx, config, stackHosts(info), () => parseTopology(stackLayout(info, DEFAULT_STACK_SHARDS)));
+      // Every server starts read-only; the map's primaries take writes.
+      if (!(await ensurePrimariesWritable(ctx, config, served.doc, 'the topology'))) throw new CliError('Some primaries of the topology are not writable (see above)');
 
-    step(ctx, 3, 'Shard databases');
-    await runProvision(ctx, config, topology);
+      step(ctx, 3, 'Shard databases');
+      await runProvision(ctx, config, served);
+      return served;
+    });
 
     step(ctx, 4, 'Demo data');
     const { seedDemo } = await import('../demo/seed.ts');

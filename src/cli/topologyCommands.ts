@@ -5,11 +5,13 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Etcd3 } from 'etcd3';
 import { groupBy } from '../core/groupBy.ts';
 import { isShardqlError } from '../core/errors.ts';
+import { modShardCountChange } from '../core/modShardCount.ts';
 import { MAX_SHARD } from '../core/ids.ts';
 import { evenLayout, keepReservedTypes, parseTopology, type HostedSpan, type HostSpec, type Topology, type TopologyDoc } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StackInfo } from '../stack/localStack.ts';
 import { ShardAdmin } from '../storage/shardAdmin.ts';
+import { publishTopologyIfUnchanged, TopologyChangedError } from '../topology/etcdTopology.ts';
 import { gatewaysBehind, readGateways, type GatewaySeen } from '../topology/etcdTopologySource.ts';
 import { makePrimariesWritable, primariesLines } from '../topology/operations/primaries.ts';
 import { CliError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts';
@@ -53,17 +55,19 @@ export async function readPublished(etcd: Etcd3, config: GatewayConfig): Promise
 
 /**
  * Writes `next` only if the key still has the revision the operator was shown (compare-and-swap),
- * so a change published meanwhile by someone else is never overwritten unseen. Same serialization
- * as publishTopology(). Returns the new etcd revision.
+ * so a change published meanwhile by someone else is never overwritten unseen; a change of the
+ * mod-shard count is refused (publishTopologyIfUnchanged). Returns the new etcd revision.
  */
 export async function publishIfUnchanged(etcd: Etcd3, key: string, next: Topology, expectedModRevision: string | null): Promise<string> {
-  const value = JSON.stringify(next.doc, null, 2);
-  const guard = expectedModRevision === null ? etcd.if(key, 'Create', '==', 0) : etcd.if(key, 'Mod', '==', expectedModRevision);
-  const res = await guard.then(etcd.put(key).value(value)).commit();
-  if (!res.succeeded) {
-    throw new CliError(`The topology at ${key} was changed by someone else meanwhile; nothing was published. Run the command again to see the new differences`);
+  try {
+    return await publishTopologyIfUnchanged(etcd, key, next.doc, expectedModRevision);
+  } catch (err) {
+    if (err instanceof TopologyChangedError) {
+      throw new CliError(`The topology at ${key} was changed by someone else meanwhile; nothing was published. Run the command again to see the new differences`);
+    }
+    if (isShardqlError(err, 'INVALID_TOPOLOGY')) throw new CliError(err.message);
+    throw err;
   }
-  return res.header.revision;
 }
 
 /**
@@ -173,6 +177,9 @@ const publish: Command = {
         if (current.topology === null) return 0;
         return (await ensurePrimariesWritable(ctx, config, current.topology.doc, `revision ${current.modRevision}`)) ? 0 : 1;
       }
+      // Refused before the changes are shown and confirmed: the count never changes once published.
+      const countChange = current.topology === null ? undefined : modShardCountChange(current.topology.doc.modShard.count, next.doc.modShard.count);
+      if (countChange !== undefined) throw new CliError(`${countChange}. Nothing was published`);
       if (!printChanges(ctx, config, current, next)) {
         return (await ensurePrimariesWritable(ctx, config, next.doc, `revision ${current.modRevision}`)) ? 0 : 1;
       }

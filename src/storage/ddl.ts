@@ -142,6 +142,18 @@ export const IMPORT_CHUNKS_DDL = `CREATE TABLE IF NOT EXISTS import_chunks (
 ) ENGINE=InnoDB`;
 
 /**
+/**
+ * One row: the mod-shard count the database was provisioned for. Its claims are hashed over that
+ * count (md5(key) mod count), so provision and start-up refuse a map with another one.
+ */
+export const MOD_SHARD_COUNT_TABLE = 'mod_shard_count';
+export const MOD_SHARD_COUNT_DDL = `CREATE TABLE IF NOT EXISTS mod_shard_count (
+  id TINYINT UNSIGNED NOT NULL PRIMARY KEY,
+  count INT UNSIGNED NOT NULL,
+  recorded_at BIGINT NOT NULL
+) ENGINE=InnoDB`;
+
+/**
  * The tables a model gives every shard: an object table per type, a mapping table per relation
  * (each direction its own), the owner-ordered ones with their `by_position` key.
  */
@@ -168,6 +180,7 @@ export function modShardTables(): Map<string, string> {
     ['lookups', LOOKUPS_DDL],
     ['import_runs', IMPORT_RUNS_DDL],
     ['import_chunks', IMPORT_CHUNKS_DDL],
+    [MOD_SHARD_COUNT_TABLE, MOD_SHARD_COUNT_DDL],
   ]);
 }
 

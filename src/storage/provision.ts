@@ -1,5 +1,6 @@
 import type { Topology } from '../core/topology.ts';
 import { modShardDatabasePlan, shardDatabasePlan, type DatabasePlan } from './ddl.ts';
+import { assertModShardCountRecorded, modShardCountMismatches, recordModShardCount } from './modShardCountRecord.ts';
 import type { ShardRouter } from './shardRouter.ts';
 
 export interface ProvisionOptions {
@@ -23,12 +24,15 @@ export interface ProvisionReport {
 /**
  * Creates every shard and mod-shard database of the topology on the host that owns it, with all
  * its tables. Idempotent: databases that already have every table are skipped after one catalogue
- * query per host, so a second run over 4096 shards costs seconds.
+ * query per host, so a second run over 4096 shards costs seconds. Each mod-shard database records
+ * the map's mod-shard count; a map with another count than one already recorded is refused
+ * (INVALID_TOPOLOGY) before anything is created: its claims are hashed over that count.
  */
 export async function provision(opts: ProvisionOptions): Promise<ProvisionReport> {
   const started = Date.now();
   const { router, topology } = opts;
   const only = opts.shards ? new Set(opts.shards) : undefined;
+  if (!only) await assertModShardCountRecorded(router, topology);
   const work = new Map<string, DatabasePlan[]>();
   for (const [host, shards] of topology.shardsByHost()) {
     const list = work.get(host) ?? [];
@@ -67,6 +71,12 @@ export async function provision(opts: ProvisionOptions): Promise<ProvisionReport
       await Promise.all(Array.from({ length: opts.concurrencyPerHost ?? 4 }, worker));
     }),
   );
+  if (!only) {
+    const { unrecorded } = await modShardCountMismatches(router, topology);
+    await Promise.all([...unrecorded].map(([host, databases]) => recordModShardCount(router, host, databases, topology.doc.modShard.count)));
+    // A provision with another count running meanwhile recorded first in some database: say so.
+    await assertModShardCountRecorded(router, topology);
+  }
   return { databases: total, created, alreadyComplete: total - created, ms: Date.now() - started };
 }
 

@@ -1,5 +1,6 @@
 import { Etcd3 } from 'etcd3';
 import { ShardqlError } from '../core/errors.ts';
+import { assertModShardCountKept } from '../core/modShardCount.ts';
 import { parseTopology, type Topology, type TopologyDoc } from '../core/topology.ts';
 import { waitForGateways } from './etcdTopologySource.ts';
 import type { TopologyStore } from './operations/ports.ts';
@@ -13,14 +14,36 @@ export interface LoadedTopology {
   readonly revision: string;
 }
 
+/** The valid map at `key` with its mod revision; topology null when nothing (or nothing valid) is there. */
+async function readCurrent(etcd: Etcd3, key: string): Promise<{ topology: Topology | null; modRevision: string | null }> {
+  const kv = (await etcd.get(key).exec()).kvs[0];
+  if (!kv) return { topology: null, modRevision: null };
+  try {
+    return { topology: parseTopology(JSON.parse(kv.value.toString('utf8'))), modRevision: kv.mod_revision };
+  } catch {
+    return { topology: null, modRevision: kv.mod_revision };
+  }
+}
+
 /**
  * Publishes a topology document after validating it: an invalid map never reaches etcd from
- * here. Returns the new revision.
+ * here, nor one that changes the published map's mod-shard count (core/modShardCount.ts). The
+ * write is guarded on the revision checked, so the count cannot change in between. Returns the new
+ * revision.
  */
 export async function publishTopology(etcd: Etcd3, key: string, doc: TopologyDoc | unknown): Promise<string> {
   const topology = parseTopology(doc);
-  const res = await etcd.put(key).value(JSON.stringify(topology.doc, null, 2)).exec();
+  const current = await readCurrent(etcd, key);
+  assertModShardCountKept(current.topology?.doc ?? null, topology.doc);
+  const res = await guardedPut(etcd, key, JSON.stringify(topology.doc, null, 2), current.modRevision).commit();
+  if (!res.succeeded) throw new TopologyChangedError(`The topology at ${key} changed while it was being published; nothing was published`);
   return res.header.revision;
+}
+
+/** A put that happens only if the key is still at `modRevision` (null: still absent). */
+function guardedPut(etcd: Etcd3, key: string, value: string, modRevision: string | null) {
+  const guard = modRevision === null ? etcd.if(key, 'Create', '==', 0) : etcd.if(key, 'Mod', '==', modRevision);
+  return guard.then(etcd.put(key).value(value));
 }
 
 /** Reads and validates the document. Missing or unreadable → TOPOLOGY_UNAVAILABLE. */
@@ -50,13 +73,16 @@ export class TopologyChangedError extends Error {
 /**
  * Publishes `next` only if the key still has `expectedModRevision` (null: only if nothing is
  * published), so a change made meanwhile is never overwritten unseen. Validates first, like
- * publishTopology(). Returns the new revision; TopologyChangedError if the key moved on.
+ * publishTopology(), and refuses a change of the mod-shard count. Returns the new revision;
+ * TopologyChangedError if the key moved on.
  */
 export async function publishTopologyIfUnchanged(etcd: Etcd3, key: string, next: TopologyDoc, expectedModRevision: string | null): Promise<string> {
   const topology = parseTopology(next);
   const value = JSON.stringify(topology.doc, null, 2);
-  const guard = expectedModRevision === null ? etcd.if(key, 'Create', '==', 0) : etcd.if(key, 'Mod', '==', expectedModRevision);
-  const res = await guard.then(etcd.put(key).value(value)).commit();
+  const current = await readCurrent(etcd, key);
+  // The count is checked against the map at the expected revision: if the key moved on, the put below is refused anyway.
+  if (current.modRevision === expectedModRevision) assertModShardCountKept(current.topology?.doc ?? null, topology.doc);
+  const res = await guardedPut(etcd, key, value, expectedModRevision).commit();
   if (!res.succeeded) {
     throw new TopologyChangedError(`The topology at ${key} changed after revision ${expectedModRevision ?? '(none)'} was read; nothing was published`);
   }

@@ -76,10 +76,26 @@ export interface TestEnvOptions {
 }
 
 /**
+ * Drops every shard and mod-shard database on the stack's hosts (mod-shard claims with them) and
+ * empties the caches: IDs restart with the databases, so cached copies must go too.
+ */
+export async function dropTestData(stack: StackInfo, topology: Topology): Promise<void> {
+  const admin = createStorage({ topology: () => topology, credentials: adminCredentials(stack) });
+  try {
+    await dropAllShards(admin.router, topology);
+    await flushCaches(stack);
+  } finally {
+    await admin.close();
+  }
+}
+
+/**
  * A fresh sharded database on the shared local stack: every shard database of earlier tests is
  * dropped, then the topology's shards are provisioned empty (with the admin account: the
  * application's may not run DDL), and the map's primaries made writable. `storage` uses the
- * application's account, like a gateway.
+ * application's account, like a gateway. `close()` drops the databases again (SHARDQL_STACK_KEEP=1
+ * keeps them to look at): `shardql dev` shares this stack, and the tests' claims, made with their
+ * own mod-shard count, would make it refuse the stack's layout.
  */
 export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const stack = testStack();
@@ -91,10 +107,9 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
   });
   await writablePrimaries(stack, doc);
+  await dropTestData(stack, env.topology);
   const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack) });
   try {
-    await dropAllShards(admin.router, env.topology);
-    await flushCaches(stack);
     await provision({ router: admin.router, topology: env.topology });
   } finally {
     await admin.close();
@@ -108,6 +123,8 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     async close() {
       await storage.close();
       etcd.close();
+      // Over the first map: its hosts are every host of the stack, whatever a test published since.
+      if (process.env.SHARDQL_STACK_KEEP !== '1') await dropTestData(stack, parseTopology(doc));
     },
   });
 }
