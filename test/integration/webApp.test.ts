@@ -23,6 +23,12 @@ const SCREENSHOTS = process.env.SHARDQL_WEB_SCREENSHOTS === '1';
 /** The app's page size on a board (web/src/BoardPage.tsx BOARD_PAGE_SIZE). */
 const BOARD_PAGE = 12;
 const PAGING_PINS = 30;
+/** The app's page sizes on a profile (web/src/ProfilePage.tsx) and the home feed (web/src/HomePage.tsx). */
+const PROFILE_PINS_PAGE = 12;
+const PEOPLE_PAGE = 20;
+const FEED_PAGE = 12;
+/** How many users follow (and are followed by) the paged profile: more than one page of people. */
+const PAGING_FANS = 25;
 
 let env: TestEnv;
 let dev: TestGateway;
@@ -154,6 +160,83 @@ describe('The web app in development', () => {
       assert.equal(graphqlBodies.slice(sent).filter((b) => b.operationName === 'BoardPinsPaginationQuery').length, 2);
     } finally {
       await context.close();
+    }
+  });
+
+  test("scrolling a profile pages its pins, followers and following, and a viewer's home feed, each item once and in order", async () => {
+    const signUp = async (username: string): Promise<{ id: string; token: string }> => {
+      const made = (await dev.ok('mutation($u: String!) { createUser(input: { username: $u }) { user { id } token } }', { u: username })).createUser;
+      return { id: made.user.id, token: made.token };
+    };
+    const pager = await signUp('pager');
+    const board = (await dev.ok('mutation { createBoard(input: { name: "Pager pins" }) { id } }', {}, pager.token)).createBoard.id as string;
+    for (let i = 1; i <= PAGING_PINS; i++) {
+      await dev.ok('mutation($b: ID!, $t: String!) { createPin(input: { boardId: $b, title: $t }) { id } }', { b: board, t: `Pager pin ${i}` }, pager.token);
+    }
+    const fans: { id: string; token: string }[] = [];
+    for (let i = 1; i <= PAGING_FANS; i++) {
+      const fan = await signUp(`pager_fan_${i}`);
+      await dev.ok('mutation($u: ID!) { followUser(userId: $u) { id } }', { u: pager.id }, fan.token);
+      await dev.ok('mutation($u: ID!) { followUser(userId: $u) { id } }', { u: fan.id }, pager.token);
+      fans.push(fan);
+    }
+    const truth = (await devOk('{ user(username: "pager") { pins(first: 100) { edges { node { title } } } followers(first: 100) { edges { node { username } } } following(first: 100) { edges { node { username } } } } }')).user;
+    const pinTitles = truth.pins.edges.map((e: any) => e.node.title);
+    const followers = truth.followers.edges.map((e: any) => e.node.username);
+    const following = truth.following.edges.map((e: any) => e.node.username);
+    assert.deepEqual([...pinTitles].sort(), Array.from({ length: PAGING_PINS }, (_, i) => `Pager pin ${i + 1}`).sort());
+    assert.equal(followers.length, PAGING_FANS);
+    assert.equal(following.length, PAGING_FANS);
+
+    const ops = (from: number, name: string): number => graphqlBodies.slice(from).filter((b) => b.operationName === name).length;
+    /** Scrolls a list's end into view until it shows `total` items and says it has them all. */
+    const scrollThrough = async (page: Page, list: string, item: string, total: number): Promise<void> => {
+      const end = page.locator(`${list} [data-testid=load-more]`);
+      while ((await page.locator(`${list} ${item}`).count()) < total) {
+        const shown = await page.locator(`${list} ${item}`).count();
+        await end.scrollIntoViewIfNeeded();
+        await page.locator(`${list} ${item}`).nth(Math.min(shown, total - 1)).waitFor();
+      }
+      await end.getByText("That's all.").waitFor();
+    };
+
+    const { context, page } = await openPage();
+    try {
+      const sent = graphqlBodies.length;
+      await page.goto(`${dev.url}/app/u/pager`);
+      await page.getByTestId('profile').waitFor();
+      await page.locator('[data-testid=profile-pins] [data-testid=pin-card]').nth(PROFILE_PINS_PAGE - 1).waitFor();
+      assert.equal(ops(sent, 'ProfilePinsPaginationQuery'), 0, 'no next page of pins asked for before scrolling');
+      await scrollThrough(page, '[data-testid=profile-pins]', '[data-testid=pin-card]', PAGING_PINS);
+      await scrollThrough(page, '[data-testid=followers]', '[data-testid=username]', PAGING_FANS);
+      await scrollThrough(page, '[data-testid=following]', '[data-testid=username]', PAGING_FANS);
+      assert.deepEqual(await texts(page, '[data-testid=profile-pins] .pin-title'), pinTitles, 'every pin once, in the order the API gives');
+      assert.deepEqual(await texts(page, '[data-testid=followers] [data-testid=username]'), followers, 'every follower once, in order');
+      assert.deepEqual(await texts(page, '[data-testid=following] [data-testid=username]'), following, 'every followed user once, in order');
+      assert.equal(ops(sent, 'ProfilePinsPaginationQuery'), Math.ceil(PAGING_PINS / PROFILE_PINS_PAGE) - 1);
+      assert.equal(ops(sent, 'ProfileFollowersPaginationQuery'), Math.ceil(PAGING_FANS / PEOPLE_PAGE) - 1);
+      assert.equal(ops(sent, 'ProfileFollowingPaginationQuery'), Math.ceil(PAGING_FANS / PEOPLE_PAGE) - 1);
+    } finally {
+      await context.close();
+    }
+
+    // A fan's home feed holds the pager's pins: more than two pages. Seen through the production
+    // gateway (trusted documents only), signed in as the fan.
+    const fan = fans[0]!;
+    const feed = (await dev.ok('{ homeFeed(first: 100) { edges { node { title } } } }', {}, fan.token)).homeFeed.edges.map((e: any) => e.node.title);
+    assert.deepEqual(feed, pinTitles, "the fan's feed: the pager's pins, newest first");
+    const home = await openPage({ token: fan.token });
+    try {
+      const sent = graphqlBodies.length;
+      await home.page.goto(`${prod.url}/app`);
+      await home.page.getByTestId('home').waitFor();
+      await home.page.locator('[data-testid=pin-card]').nth(FEED_PAGE - 1).waitFor();
+      assert.equal(ops(sent, 'HomeFeedPaginationQuery'), 0, 'no next page of the feed asked for before scrolling');
+      await scrollThrough(home.page, '[data-testid=home]', '[data-testid=pin-card]', feed.length);
+      assert.deepEqual(await texts(home.page, '[data-testid=home] .pin-title'), feed, 'every feed pin once, in order');
+      assert.equal(ops(sent, 'HomeFeedPaginationQuery'), Math.ceil(feed.length / FEED_PAGE) - 1);
+    } finally {
+      await home.context.close();
     }
   });
 

@@ -1,18 +1,27 @@
 import { useState, type FormEvent } from 'react';
-import { graphql, useFragment, useLazyLoadQuery, useMutation } from 'react-relay';
+import { graphql, useFragment, useLazyLoadQuery, useMutation, usePaginationFragment } from 'react-relay';
 import type { ProfilePageQuery } from './__generated__/ProfilePageQuery.graphql';
 import type { ProfileHeader_user$key } from './__generated__/ProfileHeader_user.graphql';
 import type { ProfileBoards_user$key } from './__generated__/ProfileBoards_user.graphql';
 import type { ProfilePins_user$key } from './__generated__/ProfilePins_user.graphql';
+import type { ProfilePinsPaginationQuery } from './__generated__/ProfilePinsPaginationQuery.graphql';
 import type { ProfileFollowers_user$key } from './__generated__/ProfileFollowers_user.graphql';
+import type { ProfileFollowersPaginationQuery } from './__generated__/ProfileFollowersPaginationQuery.graphql';
 import type { ProfileFollowing_user$key } from './__generated__/ProfileFollowing_user.graphql';
+import type { ProfileFollowingPaginationQuery } from './__generated__/ProfileFollowingPaginationQuery.graphql';
 import type { ProfileActivity_user$key } from './__generated__/ProfileActivity_user.graphql';
 import type { ProfileBoardsCreateMutation } from './__generated__/ProfileBoardsCreateMutation.graphql';
 import { FollowButton } from './FollowButton';
+import { LoadMore } from './LoadMore';
 import { PinCard } from './PinCard';
 import { Avatar, Placeholder } from './Placeholder';
 import { Link } from './router';
 import { useReportError } from './errors';
+
+/** Pins per page of a profile's pins, as on a board. */
+export const PROFILE_PINS_PAGE_SIZE = 12;
+/** People per page of a profile's followers and following. */
+export const PEOPLE_PAGE_SIZE = 20;
 
 /** A user's page: who they are, their boards, pins, followers, following and recent activity. */
 export function ProfilePage({ username }: { username: string }) {
@@ -149,25 +158,36 @@ function CreateBoard({ connection }: { connection: string }) {
 }
 
 function ProfilePins({ user }: { user: ProfilePins_user$key }) {
-  const data = useFragment(
+  const { data, loadNext, hasNext, isLoadingNext } = usePaginationFragment<ProfilePinsPaginationQuery, ProfilePins_user$key>(
     graphql`
-      fragment ProfilePins_user on User {
-        pins(first: 12) { edges { node { id ...PinCard_pin } } }
+      fragment ProfilePins_user on User
+      @refetchable(queryName: "ProfilePinsPaginationQuery")
+      @argumentDefinitions(count: { type: "Int", defaultValue: 12 }, cursor: { type: "String" }) {
+        pins(first: $count, after: $cursor) @connection(key: "ProfilePins_pins") {
+          edges { node { id ...PinCard_pin } }
+        }
       }
     `,
     user,
   );
   return (
-    <section>
+    <section data-testid="profile-pins">
       <h2>Pins</h2>
       <div className="pin-grid">
         {data.pins.edges.map(({ node }) => <PinCard key={node.id} pin={node} />)}
       </div>
+      <LoadMore hasNext={hasNext} isLoading={isLoadingNext} loadNext={() => loadNext(PROFILE_PINS_PAGE_SIZE)} />
     </section>
   );
 }
 
-function PeopleList({ title, people, testId }: { title: string; people: readonly { readonly node: { readonly id: string; readonly username: string } }[]; testId: string }) {
+interface Paging {
+  readonly hasNext: boolean;
+  readonly isLoadingNext: boolean;
+  readonly loadNext: (count: number) => unknown;
+}
+
+function PeopleList({ title, people, testId, paging }: { title: string; people: readonly { readonly node: { readonly id: string; readonly username: string } }[]; testId: string; paging: Paging }) {
   return (
     <section className="people" data-testid={testId}>
       <h2>{title}</h2>
@@ -181,32 +201,41 @@ function PeopleList({ title, people, testId }: { title: string; people: readonly
           </li>
         ))}
       </ul>
+      {people.length > 0 && <LoadMore hasNext={paging.hasNext} isLoading={paging.isLoadingNext} loadNext={() => paging.loadNext(PEOPLE_PAGE_SIZE)} />}
     </section>
   );
 }
 
 function ProfileFollowers({ user }: { user: ProfileFollowers_user$key }) {
-  const data = useFragment(
+  const paging = usePaginationFragment<ProfileFollowersPaginationQuery, ProfileFollowers_user$key>(
     graphql`
-      fragment ProfileFollowers_user on User {
-        followers(first: 20) { edges { node { id username } } }
+      fragment ProfileFollowers_user on User
+      @refetchable(queryName: "ProfileFollowersPaginationQuery")
+      @argumentDefinitions(count: { type: "Int", defaultValue: 20 }, cursor: { type: "String" }) {
+        followers(first: $count, after: $cursor) @connection(key: "ProfileFollowers_followers") {
+          edges { node { id username } }
+        }
       }
     `,
     user,
   );
-  return <PeopleList title="Followers" people={data.followers.edges} testId="followers" />;
+  return <PeopleList title="Followers" people={paging.data.followers.edges} testId="followers" paging={paging} />;
 }
 
 function ProfileFollowing({ user }: { user: ProfileFollowing_user$key }) {
-  const data = useFragment(
+  const paging = usePaginationFragment<ProfileFollowingPaginationQuery, ProfileFollowing_user$key>(
     graphql`
-      fragment ProfileFollowing_user on User {
-        following(first: 20) { edges { node { id username } } }
+      fragment ProfileFollowing_user on User
+      @refetchable(queryName: "ProfileFollowingPaginationQuery")
+      @argumentDefinitions(count: { type: "Int", defaultValue: 20 }, cursor: { type: "String" }) {
+        following(first: $count, after: $cursor) @connection(key: "ProfileFollowing_following") {
+          edges { node { id username } }
+        }
       }
     `,
     user,
   );
-  return <PeopleList title="Following" people={data.following.edges} testId="following" />;
+  return <PeopleList title="Following" people={paging.data.following.edges} testId="following" paging={paging} />;
 }
 
 const VERBS = { LIKE: 'liked', REPIN: 'saved', COMMENT: 'commented on', FOLLOW_USER: 'followed', FOLLOW_BOARD: 'followed the board' } as const;
