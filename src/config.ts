@@ -79,6 +79,11 @@ export interface GatewayConfig {
    * of its manifest run by ID beside free-form queries. Unset: no app.
    */
   readonly webApp?: string;
+  /**
+   * The web app's sign-in with the identity provider (needs identityProvider and webApp): a public
+   * client (no secret) using the authorization code flow with PKCE S256. Unset: a pasted token.
+   */
+  readonly webSignIn?: { readonly name: string; readonly clientId: string; readonly authorizationUrl: string; readonly tokenUrl: string; readonly scope: string };
   // Limits and abuse (docs/security.md "Limits and abuse"): every field optional, defaults in the comments.
   /** Most rows one operation may touch, estimated before it runs. Default 50000. */
   readonly maxCost?: number;
@@ -349,7 +354,8 @@ function clusterNodes(text: string): RedisEndpoint[] {
 
 /**
  * Identity provider, proxies, logs, traces, landing page and schema privacy (docs/configuration.md): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
- * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), SHARDQL_TRUSTED_PROXIES,
+ * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), the web app's sign-in with it (SHARDQL_OIDC_CLIENT_ID,
+ * SHARDQL_OIDC_AUTHORIZATION_URL, SHARDQL_OIDC_TOKEN_URL, SHARDQL_OIDC_NAME, SHARDQL_OIDC_SCOPE), SHARDQL_TRUSTED_PROXIES,
  * SHARDQL_LOG_LEVEL, SHARDQL_LOG_PRETTY, SHARDQL_OTLP_ENDPOINT (with SHARDQL_TRACE_SAMPLE_RATIO,
  * SHARDQL_SERVICE_NAME), SHARDQL_LANDING_PAGE, SHARDQL_SCHEMA_PRIVACY.
  */
@@ -393,6 +399,20 @@ function production(env: Env): Partial<GatewayConfig> {
     if (out.identityProvider.issuer === 'shardql') throw new ConfigError('SHARDQL_JWT_ISSUER must not be "shardql": that is the issuer of the gateway\'s own tokens');
   } else if (env.SHARDQL_JWT_ISSUER || env.SHARDQL_JWT_AUDIENCE) {
     throw new ConfigError('SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE need SHARDQL_JWKS_URL');
+  }
+
+  // The web app's sign-in with that provider: all four together, and only with the provider.
+  const signInNames = ['SHARDQL_OIDC_CLIENT_ID', 'SHARDQL_OIDC_AUTHORIZATION_URL', 'SHARDQL_OIDC_TOKEN_URL', 'SHARDQL_OIDC_NAME'] as const;
+  const signInSet = signInNames.filter((n) => env[n]);
+  if (signInSet.length > 0 || env.SHARDQL_OIDC_SCOPE) {
+    if (jwksUrl === undefined) throw new ConfigError(`${signInSet[0] ?? 'SHARDQL_OIDC_SCOPE'} needs SHARDQL_JWKS_URL, SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE: the app signs in with that identity provider`);
+    const missing = signInNames.filter((n) => !env[n]);
+    if (missing.length > 0) throw new ConfigError(`The web app's sign-in needs ${signInNames.join(', ')} together; missing ${missing.join(', ')}`);
+    const scope = env.SHARDQL_OIDC_SCOPE || 'openid';
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scope)) throw new ConfigError(`SHARDQL_OIDC_SCOPE must be space-separated scope names, got ${JSON.stringify(scope)}`);
+    const name = env.SHARDQL_OIDC_NAME!;
+    if (name.length > 60) throw new ConfigError(`SHARDQL_OIDC_NAME must be at most 60 characters, got ${name.length}`);
+    out.webSignIn = { name, clientId: env.SHARDQL_OIDC_CLIENT_ID!, authorizationUrl: url('SHARDQL_OIDC_AUTHORIZATION_URL')!, tokenUrl: url('SHARDQL_OIDC_TOKEN_URL')!, scope };
   }
 
   const proxies = env.SHARDQL_TRUSTED_PROXIES;
@@ -655,6 +675,11 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_JWT_AUDIENCE', readBy: ['gateway'] },
   { name: 'SHARDQL_JWT_USER_CLAIM', readBy: ['gateway'] },
   { name: 'SHARDQL_JWT_CLOCK_SKEW_S', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_CLIENT_ID', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_AUTHORIZATION_URL', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_TOKEN_URL', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_NAME', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_SCOPE', readBy: ['gateway'] },
   { name: 'SHARDQL_TRUSTED_PROXIES', readBy: ['gateway'] },
   { name: 'SHARDQL_LOG_LEVEL', readBy: ['gateway', 'worker'] },
   { name: 'SHARDQL_LOG_PRETTY', readBy: ['gateway', 'worker'] },

@@ -258,8 +258,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     batching: config.batchedRequests ?? false,
     trusted,
     known,
-    // The development token signs the page in; production pages ask a person for one.
-    webApp: webApp ? { app: webApp, token: development ? opts.graphiqlToken : undefined } : undefined,
+    // The development token signs the page in; production pages sign in with the identity provider where configured, else ask a person for a token.
+    webApp: webApp ? { app: webApp, token: development ? opts.graphiqlToken : undefined, signIn: config.webSignIn } : undefined,
     trustedProxies: config.trustedProxies ? compileTrustedProxies(config.trustedProxies) : undefined,
     tracer: tracing,
     graphiql: development

@@ -3,7 +3,7 @@ import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { ERROR_CATALOGUE, isShardqlError, ShardqlError, type ErrorCode } from '../core/errors.ts';
 import { graphiqlAsset, graphiqlPage, GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql.ts';
 import type { PersistedDocuments } from './trustedDocuments.ts';
-import { WEB_APP_BASE, WEB_APP_CONTENT_SECURITY_POLICY, type WebApp } from './webApp.ts';
+import { WEB_APP_BASE, webAppContentSecurityPolicy, type WebApp, type WebSignIn } from './webApp.ts';
 import type { Log } from '../log.ts';
 import type { RequestTracer } from '../core/trace.ts';
 import type { Admit } from './admission.ts';
@@ -31,7 +31,7 @@ export interface HandlerOptions<TContext extends object> {
    * The web app, served at /app (any path under it: the app routes in the browser) and
    * /app/assets/; `token` (development only) signs the page in as the demo user.
    */
-  readonly webApp?: { readonly app: WebApp; readonly token?: string | undefined } | undefined;
+  readonly webApp?: { readonly app: WebApp; readonly token?: string | undefined; readonly signIn?: WebSignIn | undefined } | undefined;
   /** GraphiQL (development): served at /graphiql and /, and to a browser opening /graphql. */
   readonly graphiql?: { readonly defaultQuery: string; readonly defaultHeaders?: Record<string, string> } | undefined;
   /**
@@ -152,8 +152,8 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
       res.writeHead(200, { 'content-type': asset.contentType, etag: asset.etag, 'cache-control': 'public, max-age=3600' });
       return void res.end(asset.body);
     }
-    const html = web.app.page({ endpoint: '/graphql', token: web.token });
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': WEB_APP_CONTENT_SECURITY_POLICY, 'cache-control': 'no-store' });
+    const html = web.app.page({ endpoint: '/graphql', token: web.token, signIn: web.signIn });
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': webAppContentSecurityPolicy(web.signIn), 'cache-control': 'no-store' });
     res.end(html);
   }
 

@@ -6,8 +6,8 @@
  *   <dir>/persisted-documents.json        Relay's manifest (see trustedDocuments.ts)
  *
  * The page is generated here, not built: its settings (the endpoint, the base path and, in
- * development only, the demo user's token) travel in a `<script type="application/json">` block,
- * so the page carries no inline script and runs under {@link WEB_APP_CONTENT_SECURITY_POLICY}.
+ * development only, the demo user's token; where configured, the identity provider to sign in with) travel in a `<script type="application/json">` block,
+ * so the page carries no inline script and runs under {@link webAppContentSecurityPolicy}.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
@@ -20,18 +20,35 @@ export const WEB_APP_MANIFEST = 'persisted-documents.json';
 /** The element the page's settings are in; web/src/config.ts reads it. */
 const CONFIG_ELEMENT_ID = 'shardql-app-config';
 
-/** Everything the page loads is its own origin's; nothing inline runs (checked by the browser test). */
-export const WEB_APP_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The identity provider the page signs in with (authorization code flow with PKCE, a public
+ * client): the page goes to `authorizationUrl` and posts the code to `tokenUrl`.
+ */
+export interface WebSignIn {
+  readonly name: string;
+  readonly clientId: string;
+  readonly authorizationUrl: string;
+  readonly tokenUrl: string;
+  readonly scope: string;
+}
+
+/**
+ * Everything the page loads is its own origin's; nothing inline runs (checked by the browser test).
+ * With a sign-in, the page may also post to the provider's token endpoint (its origin only).
+ */
+export function webAppContentSecurityPolicy(signIn?: WebSignIn): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    signIn ? `connect-src 'self' ${new URL(signIn.tokenUrl).origin}` : "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -45,7 +62,7 @@ export interface WebApp {
   /** An asset by its name under /app/assets/ (e.g. 'app.js'), or undefined. */
   asset(name: string): StaticAsset | undefined;
   /** The page for any path under /app (the app routes in the browser). */
-  page(opts: { readonly endpoint: string; readonly token?: string | undefined }): string;
+  page(opts: { readonly endpoint: string; readonly token?: string | undefined; readonly signIn?: WebSignIn | undefined }): string;
 }
 
 /**
@@ -68,8 +85,8 @@ export function loadWebApp(dir: string): WebApp {
   return {
     manifestPath,
     asset: (name) => assets.get(name),
-    page({ endpoint, token }) {
-      const config = { endpoint, base: WEB_APP_BASE, ...(token !== undefined ? { token } : {}) };
+    page({ endpoint, token, signIn }) {
+      const config = { endpoint, base: WEB_APP_BASE, ...(token !== undefined ? { token } : {}), ...(signIn !== undefined ? { signIn } : {}) };
       return `<!doctype html>
 <html lang="en">
   <head>

@@ -8,68 +8,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, exportJWK, exportSPKI, generateKeyPair, base64url, type CryptoKey, type JWK } from 'jose';
+import { SignJWT, base64url } from 'jose';
+import { JwksServer, PROVIDER_AUDIENCE, PROVIDER_ISSUER, providerKey, sign, type ProviderKey } from '../helpers/oidcProvider.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { ProductWrites } from '../../src/services/writes.ts';
 
-const ISSUER = 'https://id.example.test/';
-const AUDIENCE = 'https://api.example.test/graphql';
-
-interface ProviderKey {
-  readonly kid: string;
-  readonly alg: 'RS256' | 'ES256' | 'EdDSA';
-  readonly privateKey: CryptoKey;
-  readonly jwk: JWK;
-  readonly spki: string;
-}
-
-async function providerKey(kid: string, alg: ProviderKey['alg']): Promise<ProviderKey> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
-  return { kid, alg, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }, spki: await exportSPKI(publicKey) };
-}
-
-/** The provider's JWKS endpoint: serves `published` (or fails with `status`), counts fetches. */
-class JwksServer {
-  published: ProviderKey[] = [];
-  status = 200;
-  fetches = 0;
-  readonly #server: Server = createServer((req, res) => {
-    this.fetches++;
-    if (this.status !== 200) return void res.writeHead(this.status, { 'content-type': 'text/plain' }).end('Service Unavailable');
-    const body = JSON.stringify({ keys: this.published.map((k) => k.jwk) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  });
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/.well-known/jwks.json`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-}
-
-interface Claims {
-  readonly iss?: string;
-  readonly aud?: string;
-  readonly sub?: string;
-  readonly exp?: number;
-  readonly nbf?: number;
-  readonly iat?: number;
-  readonly [claim: string]: unknown;
-}
-
+const ISSUER = PROVIDER_ISSUER;
+const AUDIENCE = PROVIDER_AUDIENCE;
 const now = (): number => Math.floor(Date.now() / 1000);
-
-async function sign(key: ProviderKey, claims: Claims, header: { kid?: string } = {}): Promise<string> {
-  const { iss = ISSUER, aud = AUDIENCE, exp = now() + 600, iat = now(), ...rest } = claims;
-  return new SignJWT({ ...rest, iss, aud, exp })
-    .setProtectedHeader({ alg: key.alg, kid: header.kid ?? key.kid, typ: 'JWT' })
-    .setIssuedAt(iat)
-    .sign(key.privateKey);
-}
 
 let env: TestEnv;
 let jwks: JwksServer;

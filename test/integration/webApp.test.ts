@@ -8,6 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +18,7 @@ import { codes, startTestGateway, type TestGateway } from '../helpers/gateway.ts
 import { launchBrowser } from '../helpers/browser.ts';
 import { seedDemo } from '../../src/demo/seed.ts';
 import { buildWeb, compileDocuments, WebBuildError } from '../../scripts/buildWeb.mjs';
+import { JwksServer, PROVIDER_AUDIENCE, PROVIDER_ISSUER, providerKey } from '../helpers/oidcProvider.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SCREENSHOTS = process.env.SHARDQL_WEB_SCREENSHOTS === '1';
@@ -35,6 +37,7 @@ let dev: TestGateway;
 let prod: TestGateway;
 let browser: Browser;
 let manifest: Record<string, string>;
+let webDir: string;
 let users: Map<string, string>;
 let aliceToken: string;
 /** Every GraphQL request body any page sent, every request that tried to leave, every page error. */
@@ -47,6 +50,7 @@ before(async () => {
   const demo = await seedDemo(env.storage, () => env.topology);
   users = new Map(demo.users.map((u) => [u.username, u.id.toString()]));
   const dir = await buildWeb();
+  webDir = dir;
   manifest = JSON.parse(readFileSync(join(dir, 'persisted-documents.json'), 'utf8')) as Record<string, string>;
   const alice = users.get('alice')!;
   const { mintToken } = await import('../../src/auth/tokens.ts');
@@ -415,6 +419,100 @@ describe('The web app against a gateway in production with trusted documents', (
     const byId = await prod.gql('', {}, { token: aliceToken, body: { documentId: id } });
     assert.equal(byId.body.data.viewer.username, 'alice');
     assert.ok(text.length > 0);
+  });
+});
+
+describe('The web app signing in with an identity provider (production)', () => {
+  let provider: JwksServer;
+  let gateway: TestGateway;
+  before(async () => {
+    provider = new JwksServer();
+    provider.published = [await providerKey('web-rsa-1', 'RS256')];
+    const jwksUrl = await provider.start();
+    gateway = await startTestGateway(env, 'web-oidc', {
+      env: 'production',
+      webApp: webDir,
+      trustedDocuments: join(webDir, 'persisted-documents.json'),
+      identityProvider: { jwksUrl, issuer: PROVIDER_ISSUER, audience: PROVIDER_AUDIENCE },
+      webSignIn: { name: 'Example ID', clientId: provider.clientId, authorizationUrl: provider.authorizationUrl, tokenUrl: provider.tokenUrl, scope: 'openid' },
+    });
+    provider.appOrigin = new URL(gateway.url).origin;
+  });
+  after(async () => {
+    await gateway?.stop();
+    await provider?.stop();
+  });
+
+  /** A code the provider issues for `challenge`, as a browser sent to /authorize would get it. */
+  async function codeFor(challenge: string, redirectUri: string): Promise<string> {
+    const url = new URL(provider.authorizationUrl);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: provider.clientId, redirect_uri: redirectUri, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+    const res = await fetch(url, { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    const code = new URL(res.headers.get('location')!).searchParams.get('code');
+    assert.ok(code, res.headers.get('location')!);
+    return code;
+  }
+  const exchange = (code: string, verifier: string, redirectUri: string) =>
+    fetch(provider.tokenUrl, { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: provider.clientId, code_verifier: verifier }) });
+
+  test('"Sign in with Example ID" lands back on the page signed in, its requests carrying the provider\'s token', async () => {
+    provider.user = users.get('alice')!;
+    const res = await fetch(`${gateway.url}/app/u/alice`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, new RegExp(`connect-src 'self' ${new URL(provider.tokenUrl).origin};`), csp);
+    const { context, page } = await openPage();
+    try {
+      await page.goto(`${gateway.url}/app/u/alice`);
+      const button = page.getByTestId('provider-sign-in');
+      assert.equal(await button.innerText(), 'Sign in with Example ID');
+      const request = page.waitForRequest((r) => new URL(r.url()).pathname === '/graphql');
+      await button.click();
+      await page.getByTestId('profile').waitFor();
+      assert.equal(new URL(page.url()).pathname, '/app/u/alice', 'back where sign-in started');
+      await page.locator('nav .me').filter({ hasText: 'alice' }).waitFor();
+      const authorization = (await (await request).allHeaders()).authorization ?? '';
+      const [, payload] = authorization.replace(/^Bearer /, '').split('.');
+      const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8')) as { iss?: string; sub?: string };
+      assert.deepEqual({ iss: claims.iss, sub: claims.sub }, { iss: PROVIDER_ISSUER, sub: users.get('alice') });
+      assert.deepEqual(provider.tokenAnswers, [200]);
+      const kept = await page.evaluate("({ session: sessionStorage.getItem('shardql.sessionToken'), local: localStorage.getItem('shardql.token'), pending: sessionStorage.getItem('shardql.signIn') })");
+      assert.deepEqual(kept, { session: authorization.replace(/^Bearer /, ''), local: null, pending: null });
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("the provider's refusal shows on the sign-in page, which still offers a pasted token", async () => {
+    provider.user = undefined;
+    const { context, page } = await openPage();
+    try {
+      await page.goto(`${gateway.url}/app/`);
+      await page.getByTestId('provider-sign-in').click();
+      await page.getByRole('alert').filter({ hasText: 'Example ID refused the sign-in: The person declined' }).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/app/');
+      assert.equal(await page.getByLabel('Token').count(), 1);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('the token endpoint refuses a wrong verifier and a used code', async () => {
+    provider.user = users.get('alice')!;
+    const redirectUri = `${gateway.url}/app/signed-in`;
+    const verifier = 'v'.repeat(43);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const wrong = await exchange(await codeFor(challenge, redirectUri), 'w'.repeat(43), redirectUri);
+    assert.equal(wrong.status, 400);
+    assert.equal(((await wrong.json()) as { error: string }).error, 'invalid_grant');
+    const code = await codeFor(challenge, redirectUri);
+    const first = await exchange(code, verifier, redirectUri);
+    assert.equal(first.status, 200);
+    const token = ((await first.json()) as { access_token: string }).access_token;
+    assert.equal((await gateway.gql('', {}, { token, body: { documentId: Object.entries(manifest).find(([, t]) => t.startsWith('query AppViewerQuery'))![0] } })).body.data.viewer.username, 'alice');
+    const again = await exchange(code, verifier, redirectUri);
+    assert.equal(again.status, 400);
+    assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
   });
 });
 

@@ -275,3 +275,21 @@ describe('Config: the web app', () => {
     assert.equal(loadConfig({ ...BASE, SHARDQL_WEB_APP: '' }).webApp, undefined);
   });
 });
+
+describe("The web app's sign-in with the identity provider", () => {
+  const provider = { SHARDQL_JWKS_URL: 'https://id.example.test/jwks', SHARDQL_JWT_ISSUER: 'https://id.example.test/', SHARDQL_JWT_AUDIENCE: 'shardql' };
+  const signIn = { SHARDQL_OIDC_CLIENT_ID: 'web', SHARDQL_OIDC_AUTHORIZATION_URL: 'https://id.example.test/authorize', SHARDQL_OIDC_TOKEN_URL: 'https://id.example.test/token', SHARDQL_OIDC_NAME: 'Example ID' };
+  test('all four with the provider: scope openid by default, or the one given', () => {
+    assert.deepEqual(loadConfig({ ...BASE, ...provider, ...signIn }).webSignIn, { name: 'Example ID', clientId: 'web', authorizationUrl: 'https://id.example.test/authorize', tokenUrl: 'https://id.example.test/token', scope: 'openid' });
+    assert.equal(loadConfig({ ...BASE, ...provider, ...signIn, SHARDQL_OIDC_SCOPE: 'openid profile' }).webSignIn?.scope, 'openid profile');
+    assert.equal(loadConfig({ ...BASE, ...provider }).webSignIn, undefined);
+  });
+  const refused: { name: string; env: Record<string, string>; message: RegExp }[] = [
+    { name: 'without the provider', env: signIn, message: /SHARDQL_OIDC_CLIENT_ID needs SHARDQL_JWKS_URL/ },
+    { name: 'a scope without the provider', env: { SHARDQL_OIDC_SCOPE: 'openid' }, message: /SHARDQL_OIDC_SCOPE needs SHARDQL_JWKS_URL/ },
+    { name: 'one missing', env: { ...provider, ...signIn, SHARDQL_OIDC_TOKEN_URL: '' }, message: /missing SHARDQL_OIDC_TOKEN_URL/ },
+    { name: 'a token endpoint that is no URL', env: { ...provider, ...signIn, SHARDQL_OIDC_TOKEN_URL: 'token' }, message: /SHARDQL_OIDC_TOKEN_URL must be an http\(s\) URL/ },
+    { name: 'a scope with a quote', env: { ...provider, ...signIn, SHARDQL_OIDC_SCOPE: 'openid "x"' }, message: /SHARDQL_OIDC_SCOPE must be space-separated scope names/ },
+  ];
+  for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+});

@@ -51,8 +51,11 @@ function Nav() {
   );
 }
 
-/** Production hands out no token: a person pastes one (e.g. from `shardql token`). */
-export function SignIn({ onToken }: { onToken: (token: string) => void }) {
+/**
+ * Production hands out no token: the person signs in with the identity provider where one is
+ * configured, or pastes a token (e.g. from `shardql token`).
+ */
+export function SignIn({ onToken, provider, error }: { onToken: (token: string) => void; provider?: { name: string; start: () => void } | undefined; error?: string | undefined }) {
   const [token, setToken] = useState('');
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -61,7 +64,19 @@ export function SignIn({ onToken }: { onToken: (token: string) => void }) {
   return (
     <form className="sign-in" onSubmit={onSubmit}>
       <h1>Sign in</h1>
-      <p>Paste a bearer token for this gateway.</p>
+      {error !== undefined && (
+        <div className="banner" role="alert">
+          <span className="banner-text">{error}</span>
+        </div>
+      )}
+      {provider && (
+        <p>
+          <button type="button" data-testid="provider-sign-in" onClick={provider.start}>
+            Sign in with {provider.name}
+          </button>
+        </p>
+      )}
+      <p>{provider ? 'Or paste' : 'Paste'} a bearer token for this gateway.</p>
       <input value={token} onChange={(e) => setToken(e.target.value)} aria-label="Token" />
       <button type="submit">Sign in</button>
     </form>
