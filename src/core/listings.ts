@@ -57,6 +57,31 @@ export function listingOf(table: MappingTable): Listing | undefined {
   return LISTINGS.find((l) => l.table === table);
 }
 
+/** The listing that writes `table`; throws if no reference does (an intent naming another list). */
+export function listingFor(table: string): Listing {
+  const l = LISTINGS.find((x) => x.table === table);
+  if (!l) throw new Error(`no @ref(listedIn: "${table}") in the model`);
+  return l;
+}
+
+/** The listing of the reference `field` of `type` (`listingOfRef('comment', 'author')`); throws if it lists nowhere. */
+export function listingOfRef(type: ObjectType, field: string): Listing {
+  const l = LISTINGS.find((x) => x.type === type && x.field === field);
+  if (!l) throw new Error(`${type}.${field} has no @ref(listedIn:) in the model`);
+  return l;
+}
+
+/**
+ * The one listing of `type` under `to` with `onDelete`, if exactly one: how an intent step recorded
+ * by a previous version names its list (by its two objects, see storage/intentLog.ts `decodeSteps`).
+ *
+ *   listingBetween('comment', 'user', 'DELETE')  // Comment.author → user_wrote_comments
+ */
+export function listingBetween(type: ObjectType, to: ObjectType, onDelete: RefDelete): Listing | undefined {
+  const found = LISTINGS.filter((l) => l.type === type && l.to === to && l.onDelete === onDelete);
+  return found.length === 1 ? found[0] : undefined;
+}
+
 /** Lists whose `to` belongs to their `from`: written by a `@ref(onDelete: DELETE, listedIn:)`. */
 export const CONTAINMENT_TABLES: readonly MappingTable[] = MAPPING_TABLES.filter((t) => listingOf(t)?.onDelete === 'DELETE');
 

@@ -91,14 +91,12 @@ export async function deleteInTx(w: CascadeWrite, o: StoredObject): Promise<{ de
 
 /**
  * The step that makes `listing.table(from → id)` agree with the object `id` (present iff it is
- * active and names `from`): the executor's two convergent steps, `syncAuthored` for a list that
- * contains the object (an author deleted meanwhile takes the object with them) and `syncRepin`
- * for one that only links it (writeExecutor.ts; they are the model's `DELETE` and `UNLINK`).
+ * active and names `from`): the executor's convergent `syncListing`, which reads from the model
+ * what a refused add means (`DELETE`: the object goes with `from`; `UNLINK`: it stays).
+ * `created`: the step of the write that created the object (a link refused undoes that write).
  */
-export function listingStep(listing: Listing, from: bigint, id: bigint): IntentStep {
-  return listing.onDelete === 'DELETE'
-    ? { kind: 'syncAuthored', author: formatId(from), comment: formatId(id) }
-    : { kind: 'syncRepin', original: formatId(from), pin: formatId(id) };
+export function listingStep(listing: Pick<Listing, 'table'>, from: bigint, id: bigint, created = false): IntentStep {
+  return { kind: 'syncListing', table: listing.table, from: formatId(from), object: formatId(id), ...(created ? { created } : {}) };
 }
 
 /** Edges read per list and round trip while purging. */

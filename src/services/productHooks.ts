@@ -6,6 +6,8 @@
  * may be deleted by its pin's owner too). The one file of services/ that names Pinterest's things.
  */
 import { ShardqlError } from '../core/errors.ts';
+import { listingOfRef } from '../core/listings.ts';
+import type { ObjectType } from '../core/objectTypes.ts';
 import { eventOf, type ActivityKind, type Happening } from '../core/events.ts';
 import { formatId, shardOf } from '../core/ids.ts';
 import type { Storage } from '../storage/index.ts';
@@ -14,6 +16,7 @@ import type { IntentStep } from '../storage/intentLog.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { BackgroundJobs, JobName, JobPayloads } from './backgroundJobs.ts';
+import { listingStep } from './cascade.ts';
 import { appendEventStep, type LocalWrite } from './writeExecutor.ts';
 import type { RelationHooks, WriteHooks } from './writeHooks.ts';
 
@@ -96,13 +99,21 @@ function related(kind: ActivityKind, enqueue: ReturnType<typeof enqueuer>, clean
   };
 }
 
+/**
+ * The step listing `id` under `from` by its reference `type.field` (the model says which list and
+ * what its refusal means, see cascade.ts `listingStep`). `created`: the creating write's own step.
+ */
+export function refStep(type: ObjectType, field: string, from: bigint, id: bigint, created = false): IntentStep {
+  return listingStep(listingOfRef(type, field), from, id, created);
+}
+
 /** The product's hooks, by the model's names. */
 export function productHooks(deps: ProductHookDeps): WriteHooks {
   const enqueue = enqueuer(deps);
   return {
     create: {
       pin: {
-        // A repin's link to its original is its own step (writes.ts: `syncRepin`).
+        // A repin's link to its original is its own step (writes.ts: `refStep('pin', 'via', …)`).
         listedByStep: ['via'],
         check: async ({ viewer, refs, ctx }) => {
           if (refs.board !== undefined) await ownBoard(deps.storage, viewer, refs.board, ctx);
@@ -117,7 +128,7 @@ export function productHooks(deps: ProductHookDeps): WriteHooks {
           if (!pin) throw new Error(`comment ${object.id} was made without its pin`);
           // The pin's owner's notification commits with the comment; the author's activity follows if it lives elsewhere.
           const events = happeningEvents(w, { kind: 'COMMENT', actor: viewer, object: pin.id, detail: object.id, ts: object.createdAt }, pin.refs.pinner);
-          return [{ kind: 'syncAuthored', author: formatId(viewer), comment: formatId(object.id) }, ...events];
+          return [refStep('comment', 'author', viewer, object.id), ...events];
         },
       },
     },

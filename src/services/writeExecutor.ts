@@ -1,5 +1,6 @@
 import { ShardqlError, isShardqlError } from '../core/errors.ts';
 import { formatId, shardOf, typeOf } from '../core/ids.ts';
+import { listingFor } from '../core/listings.ts';
 import { reverseOf, type MappingTable } from '../core/mappings.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Storage } from '../storage/index.ts';
@@ -524,24 +525,29 @@ export function appendEventStep(source: SequenceEvent, event: SequenceEvent): In
 
 /**
  * A step's change and the condition that it is still right, when the first transaction settled
- * the step's source itself: a repin it created (active, pointing at the original) or a pin it
+ * the step's source itself: an object it created (active, naming `from`; a repin) or one it
  * soft-deleted (inactive). Holding its lock until commit, it knows that state as committed.
  */
 function knownMirror(storage: Storage, step: IntentStep, local: LocalWrite): { change: EdgeChange; still: SqlCondition } | undefined {
-  if (step.kind !== 'syncRepin') return undefined;
-  const pin = BigInt(step.pin);
-  const original = BigInt(step.original);
-  const created = local.created.get(pin);
-  if (created && isActive(created) && created.refs.via === original) {
+  if (step.kind !== 'syncListing') return undefined;
+  const listing = listingFor(step.table);
+  // Only a link (`UNLINK`) is mirrored along: a containment's step stays a step of its own, which
+  // deletes the object if its container refuses it (after the write has answered).
+  if (listing.onDelete !== 'UNLINK') return undefined;
+  const table = listing.table;
+  const id = BigInt(step.object);
+  const from = BigInt(step.from);
+  const created = local.created.get(id);
+  if (created && isActive(created) && created.refs[listing.field] === from) {
     return {
-      change: { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: created.createdAt },
-      still: storage.objects.activeRepinIs(pin, step.original, true),
+      change: { op: 'add', table, from, to: id, sequence: created.createdAt },
+      still: storage.objects.activeRefIs(id, listing.key, step.from, true),
     };
   }
-  if (local.deactivated.has(pin)) {
+  if (local.deactivated.has(id)) {
     return {
-      change: { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin },
-      still: storage.objects.activeRepinIs(pin, step.original, false),
+      change: { op: 'remove', table, from, to: id },
+      still: storage.objects.activeRefIs(id, listing.key, step.from, false),
     };
   }
   return undefined;
@@ -588,24 +594,13 @@ async function forgetWrite(storage: Storage, step: IntentStep, ctx: OpContext): 
       await storage.mappings.invalidate([listCacheKey(table, BigInt(step.from)), listCacheKey(reverse, BigInt(step.to))], ctx);
       return;
     }
-    case 'syncRepin': {
-      // The repin made or deleted, its board's and pinner's lists (a pin's refs never change), the original's repins.
-      const id = BigInt(step.pin);
-      const { board, pinner } = (await storage.objects.getMany([id], ctx)).get(id)?.refs ?? {};
-      const lists = [
-        listCacheKey('pin_repinned_as_pins', BigInt(step.original)),
-        ...(board !== undefined ? [listCacheKey('board_has_pins', board)] : []),
-        ...(pinner !== undefined ? [listCacheKey('user_has_pins', pinner)] : []),
-      ];
+    case 'syncListing': {
+      // The object made or deleted, the listing's list, and the lists that contain the object (a
+      // repin's board's and pinner's: its first transaction wrote them; an object's refs never change).
+      const id = BigInt(step.object);
+      const o = (await storage.objects.getMany([id], ctx)).get(id);
+      const lists = [listCacheKey(step.table as MappingTable, BigInt(step.from)), ...(o ? parentEdges(o).filter((p) => p.table !== step.table).map((p) => listCacheKey(p.table, p.from)) : [])];
       await Promise.all([storage.objects.invalidate([id], ctx), storage.mappings.invalidate(lists, ctx)]);
-      return;
-    }
-    case 'syncAuthored': {
-      // The comment made or deleted, and its author's list of comments.
-      await Promise.all([
-        storage.objects.invalidate([BigInt(step.comment)], ctx),
-        storage.mappings.invalidate([listCacheKey('user_wrote_comments', BigInt(step.author))], ctx),
-      ]);
       return;
     }
     case 'purge': {
@@ -652,34 +647,22 @@ export async function runStep(storage: Storage, step: IntentStep, ctx: OpContext
     case 'purge':
       await purge(storage, BigInt(step.id), () => new WriteExecutor(storage), ctx);
       return;
-    case 'syncRepin': {
-      const original = BigInt(step.original);
-      const pin = BigInt(step.pin);
+    case 'syncListing': {
+      const listing = listingFor(step.table);
+      const table = listing.table;
+      const from = BigInt(step.from);
+      const id = BigInt(step.object);
       const derive = async (tx: Tx): Promise<EdgeChange> => {
-        const p = await storage.objects.lockInTx(tx, pin);
-        const present = p !== undefined && isActive(p) && p.refs.via === original;
-        return present
-          ? { op: 'add', table: 'pin_repinned_as_pins', from: original, to: pin, sequence: p.createdAt }
-          : { op: 'remove', table: 'pin_repinned_as_pins', from: original, to: pin };
+        const o = await storage.objects.lockInTx(tx, id);
+        return o !== undefined && isActive(o) && o.refs[listing.field] === from
+          ? { op: 'add', table, from, to: id, sequence: o.createdAt }
+          : { op: 'remove', table, from, to: id };
       };
-      const { refused } = await mirror(storage, shardOf(pin), shardOf(original), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(pin), derive, ctx) });
-      // The repin write's own step: an original deleted before the repin took effect undoes the repin.
-      if (refused && step.created === true) await deleteObject(storage, pin, new WriteExecutor(storage), ctx);
-      await dropNotified(storage, [{ table: 'pin_repinned_as_pins', from: original }], ctx);
-      return;
-    }
-    case 'syncAuthored': {
-      const author = BigInt(step.author);
-      const comment = BigInt(step.comment);
-      const derive = async (tx: Tx): Promise<EdgeChange> => {
-        const c = await storage.objects.lockInTx(tx, comment);
-        return c !== undefined && isActive(c) && c.refs.author === author
-          ? { op: 'add', table: 'user_wrote_comments', from: author, to: comment, sequence: c.createdAt }
-          : { op: 'remove', table: 'user_wrote_comments', from: author, to: comment };
-      };
-      const { refused } = await mirror(storage, shardOf(comment), shardOf(author), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(comment), derive, ctx) });
-      // The author was deleted before the comment was listed as theirs (their cascade cannot find it): it goes too.
-      if (refused) await deleteObject(storage, comment, new WriteExecutor(storage), ctx);
+      const { refused } = await mirror(storage, shardOf(id), shardOf(from), ctx, { inTx: derive, read: () => storage.router.transaction(shardOf(id), derive, ctx) });
+      // `from` was deleted before the object was listed under it (its cascade cannot find it): a
+      // containment takes the object with it; a link undoes only the write that created the object.
+      if (refused && (listing.onDelete === 'DELETE' || step.created === true)) await deleteObject(storage, id, new WriteExecutor(storage), ctx);
+      await dropNotified(storage, [{ table, from }], ctx);
       return;
     }
     case 'invalidate':

@@ -5,10 +5,9 @@ import { checkEmail, checkStored, checkUsername } from '../core/validate.ts';
 import type { Storage } from '../storage/index.ts';
 import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import type { IntentStep } from '../storage/intentLog.ts';
 import type { BackgroundJobs } from './backgroundJobs.ts';
 import { ModelWrites, type WriteOpts } from './modelWrites.ts';
-import { fanOutSteps, happeningEvents, ownBoard, productHooks } from './productHooks.ts';
+import { fanOutSteps, happeningEvents, ownBoard, productHooks, refStep } from './productHooks.ts';
 import { createUser } from './users.ts';
 import { WriteExecutor, type FaultHook } from './writeExecutor.ts';
 import { applyPatch, objectDef, storedField, updatePatch } from './writePlans.ts';
@@ -157,7 +156,7 @@ export class ProductWrites {
       const { object: pin } = await this.model.writeCreated(w, made);
       const events = happeningEvents(w, { kind: 'REPIN', actor: me.id, object: original.id, detail: pin.id, ts: pin.createdAt }, original.refs.pinner);
       // A repin is a pin of its own: fanned out to the repinner's and the board's followers.
-      const link: IntentStep = { kind: 'syncRepin', original: formatId(original.id), pin: formatId(pin.id), created: true };
+      const link = refStep('pin', 'via', original.id, pin.id, true);
       return { result: pin, steps: [link, ...events, ...fanOutSteps(this.#deps.jobs, pin)] };
     });
     return this.model.run({ ...plan, ...this.model.liveRecord }, me.id, opts, ctx);

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { typeOf } from '../core/ids.ts';
+import { listingBetween } from '../core/listings.ts';
 import { shardDatabase } from '../core/topology.ts';
 import { affectedRows, insertedId, type BatchPart, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
@@ -17,16 +19,14 @@ export type IntentStep =
   /** Make the reverse edge of `table(from → to)` mirror the forward edge: present iff it is. */
   | { readonly kind: 'syncReverse'; readonly table: string; readonly from: string; readonly to: string }
   /**
-   * Make `pin_repinned_as_pins(original → pin)` present iff the repin is active. `created`: the
-   * repin write's own step, which undoes the repin if the original refuses it (deleted before the
-   * repin took effect); a repin of an original deleted later stays, a pin of its own.
+   * Make the listing `table(from → object)` (the model's `@ref(listedIn: table)` of the object's
+   * type) present iff the object is active and its reference names `from` (services/writeExecutor.ts).
+   * If `from`'s list refuses the add (`from` deleted meanwhile): a containment listing
+   * (`onDelete: DELETE`) deletes the object, none outlives its container; a link (`UNLINK`)
+   * deletes it only if `created` (the creating write's own step: the object never took effect),
+   * otherwise the object stays, its reference reading null.
    */
-  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string; readonly created?: boolean }
-  /**
-   * Make `user_wrote_comments(author → comment)` present iff the comment is active. An author
-   * deleted meanwhile (their list takes no add) deletes the comment: no comment outlives its author.
-   */
-  | { readonly kind: 'syncAuthored'; readonly author: string; readonly comment: string }
+  | { readonly kind: 'syncListing'; readonly table: string; readonly from: string; readonly object: string; readonly created?: boolean }
   /**
    * Append `event` to its user's sequence if the event `source` (the same happening in the other
    * side's sequence, committed with the write's first step) is there: a like appends the liker's
@@ -46,6 +46,37 @@ export type IntentStep =
    * not invalidate them nor record that in Redis (recorded after its commit, see LookAside).
    */
   | { readonly kind: 'invalidate'; readonly keys: readonly string[] };
+
+/**
+ * The two listing steps a previous version recorded, before the model named the list: each named
+ * its list by its two objects (`syncAuthored`: a comment listed under its author, a containment;
+ * `syncRepin`: a pin listed under its original, a link). Read back as the `syncListing` they were.
+ */
+type LegacyStep =
+  | { readonly kind: 'syncAuthored'; readonly author: string; readonly comment: string }
+  | { readonly kind: 'syncRepin'; readonly original: string; readonly pin: string; readonly created?: boolean };
+
+function legacyListing(from: string, object: string, onDelete: 'DELETE' | 'UNLINK', created: boolean | undefined): IntentStep {
+  const type = typeOf(BigInt(object));
+  const to = typeOf(BigInt(from));
+  const listing = type && to ? listingBetween(type, to, onDelete) : undefined;
+  if (!listing) throw new Error(`no ${onDelete} listing of ${object} under ${from} in the model`);
+  return { kind: 'syncListing', table: listing.table, from, object, ...(created === true ? { created } : {}) };
+}
+
+/** An intent's steps as stored (JSON), the steps of previous versions decoded into today's. */
+export function decodeSteps(json: string): IntentStep[] {
+  return (JSON.parse(json) as (IntentStep | LegacyStep)[]).map((step): IntentStep => {
+    switch (step.kind) {
+      case 'syncAuthored':
+        return legacyListing(step.author, step.comment, 'DELETE', undefined);
+      case 'syncRepin':
+        return legacyListing(step.original, step.pin, 'UNLINK', step.created);
+      default:
+        return step;
+    }
+  });
+}
 
 export interface PendingIntent {
   readonly shard: number;
@@ -192,7 +223,7 @@ export class IntentLog {
             shard: Number(r.shard),
             id: BigInt(r.id as string),
             kind: String(r.kind),
-            steps: JSON.parse(String(r.steps)) as IntentStep[],
+            steps: decodeSteps(String(r.steps)),
             attempts: Number(r.attempts),
             createdAt: Number(r.created_at),
           });
@@ -212,7 +243,7 @@ export class IntentLog {
     );
     const r = rows[0];
     return r
-      ? { shard, id, kind: String(r.kind), steps: JSON.parse(String(r.steps)) as IntentStep[], attempts: Number(r.attempts), createdAt: Number(r.created_at) }
+      ? { shard, id, kind: String(r.kind), steps: decodeSteps(String(r.steps)), attempts: Number(r.attempts), createdAt: Number(r.created_at) }
       : undefined;
   }
 

@@ -160,16 +160,17 @@ export class ObjectStore {
   }
 
   /**
-   * Holds (in a statement on the pin's shard) while `pin` is an active repin of `original`
-   * (`present`), or while it is not (missing, inactive, or a repin of another pin): the state
-   * `pin_repinned_as_pins(original → pin)` mirrors.
+   * Holds (in a statement on the object's shard) while `id` is active and its reference `key` (in
+   * the blob) is `value` (`present`), or while it is not (missing, inactive, or naming another):
+   * the state the listing of that reference mirrors (core/listings.ts).
    */
-  activeRepinIs(pin: bigint, original: string, present: boolean): SqlCondition {
-    const { shard, local } = decodeId(pin);
+  activeRefIs(id: bigint, key: string, value: string, present: boolean): SqlCondition {
+    const { shard, local } = decodeId(id);
     // isActive(): `active` is false only after a soft delete. (JSON_EXTRACT gives the JSON text
     // 'false'; JSON_VALUE would give '0' on MariaDB and 'false' elsewhere.)
-    const exists = `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(pin).table} WHERE local_id = ? AND ${ACTIVE_SQL} AND JSON_VALUE(data, '$.via_pin_id') = ?)`;
-    return { sql: present ? exists : `NOT ${exists}`, values: [local, original] };
+    if (!/^[a-z][a-z0-9_]*$/.test(key)) throw new Error(`not a reference key: ${key}`);
+    const exists = `EXISTS (SELECT 1 FROM ${shardDatabase(shard)}.${tableOf(id).table} WHERE local_id = ? AND ${ACTIVE_SQL} AND JSON_VALUE(data, '$.${key}') = ?)`;
+    return { sql: present ? exists : `NOT ${exists}`, values: [local, value] };
   }
 
   /** Whether the object exists and is active, as a locking read for a batch on its shard (see activeGuardStatements). */
