@@ -286,20 +286,22 @@ describe('Random mixed writes and deletes', () => {
 
     assert.equal(await pendingIntents(), 0, 'every cascade finished');
     const mismatches: string[] = [];
-    let checked = 0;
+    const checked = { user: 0, board: 0, pin: 0 };
     for (const [type, set] of [['user', everUser], ['board', everBoard], ['pin', everPin]] as const) {
       for (const id of set) {
         const lists = await listsOf(type, id);
         if (!lists) continue; // deleted
         for (const l of lists) {
-          checked++;
+          checked[type]++;
           if (l.count !== l.length) mismatches.push(`${l.field} of ${id}: count ${l.count}, list ${l.length}`);
         }
       }
     }
-    console.log(`# mixed: ${checked} lists of ${everUser.size} users, ${everBoard.size} boards, ${everPin.size} pins checked`);
+    console.log(`# mixed: ${checked.user + checked.board + checked.pin} lists (users ${checked.user}, boards ${checked.board}, pins ${checked.pin}) of ${everUser.size} users, ${everBoard.size} boards, ${everPin.size} pins checked`);
     assert.deepEqual(mismatches, []);
-    assert.ok(checked > 500);
+    // The check is not vacuous: lists of every type survived the deletes. (How many varies with the
+    // 8 clients' interleaving: 484–775 lists in all over ten runs, so no fixed total is asserted.)
+    for (const [type, n] of Object.entries(checked)) assert.ok(n >= 50, `only ${n} ${type} lists were left to check`);
     const report = await reconcile(env.storage, allShards(env.topology));
     assert.deepEqual(report.fixes.map((f) => f.text), []);
   });
