@@ -57,11 +57,12 @@ export const resolvers = {
   Mutation: {
     // Every declared mutation but the @custom ones below derives from the model.
     ...DECLARED_MUTATIONS,
-    createUser: async (_: unknown, args: Args, ctx: GatewayContext) => {
+    createUser: async (_: unknown, args: Args, ctx: GatewayContext, info: GraphQLResolveInfo) => {
       const i = input(args);
       const user = await ctx.writes.createUser(
         { username: String(i.username), email: i.email ?? null, displayName: i.displayName ?? null, about: i.about ?? null },
         ctx.op,
+        idempotency(ctx, info),
       );
       return { user, token: await ctx.mintToken(user.id) };
     },

@@ -79,6 +79,7 @@ export class ProductWrites {
   async createUser(
     input: { username: string; email?: string | null; displayName?: string | null; about?: string | null },
     ctx: OpContext = {},
+    opts: WriteOpts = {},
   ): Promise<StoredObject> {
     const username = checkUsername(input.username);
     const email = optional(input.email, (v) => checkEmail(v));
@@ -90,7 +91,7 @@ export class ProductWrites {
     if (about) data.about = about;
     return createUser(
       { objects: this.#s.objects, lookups: this.#s.lookups, topology: this.#deps.topology, ...(this.#deps.random ? { random: this.#deps.random } : {}) },
-      { username, email: email ?? undefined, data },
+      { username, email: email ?? undefined, data, idempotencyKey: opts.idempotencyKey },
       ctx,
     );
   }

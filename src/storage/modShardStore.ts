@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { groupBy } from '../core/groupBy.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { modShardDatabase } from '../core/topology.ts';
@@ -12,8 +13,14 @@ export type LookupNamespace = 'username' | 'email';
  */
 const PENDING_BIT = 1n << 62n;
 
-export function pendingClaimToken(): bigint {
-  return PENDING_BIT | (BigInt(Math.floor(Math.random() * 2 ** 31)) << 31n) | BigInt(Math.floor(Math.random() * 2 ** 31));
+/**
+ * A claimant's token: random, or derived from `seed` (a sign-up's idempotency key), so that a
+ * client's retry of the same sign-up holds the same token and takes over its own pending claim.
+ */
+export function pendingClaimToken(seed?: string): bigint {
+  if (seed === undefined) return PENDING_BIT | (BigInt(Math.floor(Math.random() * 2 ** 31)) << 31n) | BigInt(Math.floor(Math.random() * 2 ** 31));
+  const digest = createHash('sha256').update(`claim:${seed}`).digest();
+  return PENDING_BIT | (digest.readBigUInt64BE(0) & (PENDING_BIT - 1n));
 }
 
 function affectedRows(result: unknown): number {

@@ -34,7 +34,7 @@ export interface TopologyEnv {
   readonly admin: ShardAdmin;
   readonly gateway: RunningGateway;
   readonly initial: TopologyDoc;
-  gql(query: string, variables?: Record<string, unknown>, token?: string): Promise<GqlResult>;
+  gql(query: string, variables?: Record<string, unknown>, token?: string, headers?: Record<string, string>): Promise<GqlResult>;
   /**
    * `shardql <args>` in a child process against this stack; stdin is not a terminal. A command that
    * serves until a signal (`dev`) is given `serving`: once its stdout matches `ready`, `then` runs
@@ -130,10 +130,10 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
     admin: new ShardAdmin({ credentials: admin }),
     gateway,
     initial,
-    async gql(query, variables = {}, token) {
+    async gql(query, variables = {}, token, headers = {}) {
       const res = await fetch(`${gateway.url}/graphql`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
         body: JSON.stringify({ query, variables }),
       });
       const text = await res.text();

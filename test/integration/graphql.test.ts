@@ -44,6 +44,20 @@ describe('GraphQL: users', () => {
     await fails('mutation { createUser(input: { username: "ALICE" }) { user { id } token } }', {}, undefined, 'USERNAME_TAKEN');
   });
 
+  test("createUser sent again with the same Idempotency-Key answers with the same user; another key gets USERNAME_TAKEN", async () => {
+    const q = 'mutation { createUser(input: { username: "retrier", email: "retrier@example.com" }) { user { id username } } }';
+    const first = await gw.gql(q, {}, { headers: { 'Idempotency-Key': 'sign-up-retrier' } });
+    assert.equal(first.body.errors, undefined, JSON.stringify(first.body.errors));
+    const again = await gw.gql(q, {}, { headers: { 'Idempotency-Key': 'sign-up-retrier' } });
+    assert.equal(again.body.errors, undefined, JSON.stringify(again.body.errors));
+    assert.deepEqual(again.body.data, first.body.data);
+    const other = await gw.gql(q, {}, { headers: { 'Idempotency-Key': 'sign-up-someone-else' } });
+    assert.deepEqual(codes(other), ['USERNAME_TAKEN']);
+    // The blob's sign-up mark is not a field anyone can read.
+    const r = await gw.gql('query($id: ID!) { node(id: $id) { ... on User { _signUp } } }', { id: first.body.data.createUser.user.id });
+    assert.deepEqual(codes(r), ['GRAPHQL_VALIDATION_FAILED']);
+  });
+
   test('user by username and by ID; exactly one of them', async () => {
     const data = await ok('{ user(username: "Alice") { id username } }');
     assert.equal(data.user.username, 'alice');

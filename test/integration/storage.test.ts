@@ -7,6 +7,7 @@ import { decodeId, shardOf, MAX_LOCAL_ID, encodeId } from '../../src/core/ids.ts
 import { isShardqlError } from '../../src/core/errors.ts';
 import { provision } from '../../src/storage/provision.ts';
 import { createUser } from '../../src/services/users.ts';
+import { pendingClaimToken } from '../../src/storage/modShardStore.ts';
 import { shardDatabase } from '../../src/core/topology.ts';
 
 let env: TestEnv;
@@ -328,5 +329,47 @@ describe('Storage: mod shard and unique usernames', () => {
     assert.equal((await env.storage.lookups.lookup('username', ['dave'])).size, 0);
     const dave = await createUser(deps, { username: 'dave', email: 'dave@example.com' });
     assert.equal((await env.storage.lookups.lookup('username', ['dave'])).get('dave'), dave.id);
+  });
+
+  test("a retry with the sign-up's idempotency key takes over the claims its earlier attempt left pending; without the key it is refused", async () => {
+    const deps = { objects: env.storage.objects, lookups: env.storage.lookups, topology: () => env.topology };
+    // The earlier attempt claimed both names, then lost its answer (a connection cut mid-move).
+    const token = pendingClaimToken('signup-erin:createUser');
+    assert.equal(await env.storage.lookups.claim('username', 'erin', token), true);
+    assert.equal(await env.storage.lookups.claim('email', 'erin@example.com', token), true);
+    await assert.rejects(createUser(deps, { username: 'erin', email: 'erin@example.com' }), (e) => isShardqlError(e, 'USERNAME_TAKEN'));
+    await assert.rejects(createUser(deps, { username: 'erin', email: 'erin@example.com', idempotencyKey: 'another:createUser' }), (e) => isShardqlError(e, 'USERNAME_TAKEN'));
+    const erin = await createUser(deps, { username: 'erin', email: 'erin@example.com', idempotencyKey: 'signup-erin:createUser' });
+    assert.equal((await env.storage.lookups.lookup('username', ['erin'])).get('erin'), erin.id);
+    assert.equal((await env.storage.lookups.lookup('email', ['erin@example.com'])).get('erin@example.com'), erin.id);
+  });
+
+  test('a retry of a sign-up that completed answers with the same user; another key, or none, is refused', async () => {
+    const deps = { objects: env.storage.objects, lookups: env.storage.lookups, topology: () => env.topology };
+    const first = await createUser(deps, { username: 'frank', email: 'frank@example.com', idempotencyKey: 'k-frank:createUser' });
+    const again = await createUser(deps, { username: 'frank', email: 'frank@example.com', idempotencyKey: 'k-frank:createUser' });
+    assert.equal(again.id, first.id);
+    await assert.rejects(createUser(deps, { username: 'frank', email: 'frank2@example.com', idempotencyKey: 'k-other:createUser' }), (e) => isShardqlError(e, 'USERNAME_TAKEN'));
+    await assert.rejects(createUser(deps, { username: 'frank', email: 'frank@example.com' }), (e) => isShardqlError(e, 'USERNAME_TAKEN'));
+    // An earlier attempt that stopped between its two confirms: the retry points the email at its user too.
+    const token = pendingClaimToken('k-gina:createUser');
+    const gina = await createUser(deps, { username: 'gina', idempotencyKey: 'k-gina:createUser' });
+    assert.equal(await env.storage.lookups.claim('email', 'gina@example.com', token), true);
+    const retried = await createUser(deps, { username: 'gina', email: 'gina@example.com', idempotencyKey: 'k-gina:createUser' });
+    assert.equal(retried.id, gina.id);
+    assert.equal((await env.storage.lookups.lookup('email', ['gina@example.com'])).get('gina@example.com'), gina.id);
+  });
+
+  test('two attempts of one sign-up racing: both answer with one user, and no other user holds a name', async () => {
+    const deps = { objects: env.storage.objects, lookups: env.storage.lookups, topology: () => env.topology };
+    const results = await Promise.all(Array.from({ length: 4 }, () => createUser(deps, { username: 'hana', email: 'hana@example.com', idempotencyKey: 'k-hana:createUser' }).then(
+      (u) => ({ id: u.id }),
+      (e: unknown) => ({ error: e }),
+    )));
+    const ids = new Set(results.flatMap((r) => ('id' in r ? [r.id] : [])));
+    assert.equal(ids.size, 1, `one user for every attempt that answered: ${JSON.stringify(results.map((r) => ('id' in r ? String(r.id) : String(r.error))))}`);
+    const [id] = [...ids];
+    assert.equal((await env.storage.lookups.lookup('username', ['hana'])).get('hana'), id);
+    assert.equal((await env.storage.lookups.lookup('email', ['hana@example.com'])).get('hana@example.com'), id);
   });
 });

@@ -132,10 +132,10 @@ describe('Topology: moving shards to another host under load', () => {
 /**
  * Sign-ups (each claims a username and an email on the mod shards) and look-ups by username, by a
  * few workers until stopped. A retryable error (WRITES_PAUSED; SHARD_UNAVAILABLE for a statement the
- * move cancelled on the locked source) is retried with the same username and email, and counted; any
- * other failure is recorded. Acknowledged: a createUser that returned the user.
+ * move cancelled on the locked source) is retried with the same username, email and Idempotency-Key,
+ * as a client should, and counted; any other failure is recorded. Acknowledged: a createUser that returned the user.
  */
-function startSignUps(gql: (q: string, v?: Record<string, unknown>) => Promise<GqlResult>, prefix: string, workers = 4) {
+function startSignUps(gql: TopologyEnv['gql'], prefix: string, workers = 4) {
   const acked: { username: string; email: string; id: string; at: number }[] = [];
   const failures: { what: string; code: string; message: string }[] = [];
   const retries = new Map<string, number>();
@@ -147,7 +147,9 @@ function startSignUps(gql: (q: string, v?: Record<string, unknown>) => Promise<G
     const email = `${username}@example.com`;
     const started = Date.now();
     for (;;) {
-      const r = await gql(`mutation($u: String!, $e: String!) { createUser(input: { username: $u, email: $e }) { user { id } } }`, { u: username, e: email });
+      const r = await gql(`mutation($u: String!, $e: String!) { createUser(input: { username: $u, email: $e }) { user { id } } }`, { u: username, e: email }, undefined, {
+        'Idempotency-Key': `sign-up-${username}`,
+      });
       const id = r.body.data?.createUser?.user?.id;
       if (id !== undefined && r.body.errors === undefined) {
         acked.push({ username, email, id: String(id), at: Date.now() });
