@@ -111,6 +111,13 @@ export interface GatewayConfig {
    */
   readonly intentCompletionDelayMs?: number;
   /**
+   * The gateway's repair pass: how often it runs (SHARDQL_INTENT_REPAIR_EVERY_MS, default 5000; 0
+   * turns it off) and how old an intent must be before it completes it in its writer's place
+   * (SHARDQL_INTENT_REPAIR_AGE_MS, default 5000: the writer may still be running).
+   */
+  readonly intentRepairEveryMs?: number;
+  readonly intentRepairAgeMs?: number;
+  /**
    * Event sequences: what each kind keeps (SHARDQL_EVENT_RETENTION, e.g. `notifications=200/30d,liked_pin=50/7d`;
    * default 1,000 events per kind, 90 days for notifications, a year for activity) and the window
    * notifications are grouped in (SHARDQL_NOTIFICATION_WINDOW, default 1d).
@@ -482,7 +489,8 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined, tls: TlsTrust |
  * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
  * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
  * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache), SHARDQL_FEED_SIZE,
- * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS, SHARDQL_INTENT_COMPLETION_DELAY_MS (0 = at once).
+ * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS, SHARDQL_INTENT_COMPLETION_DELAY_MS (0 = at once),
+ * SHARDQL_INTENT_REPAIR_EVERY_MS (0 = no repair pass), SHARDQL_INTENT_REPAIR_AGE_MS.
  */
 function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayConfig> {
   const int = (name: string, min: number): number | undefined => {
@@ -519,6 +527,8 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     batchedRequests: flag('SHARDQL_BATCHING'),
     nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
     intentCompletionDelayMs: int('SHARDQL_INTENT_COMPLETION_DELAY_MS', 0),
+    intentRepairEveryMs: int('SHARDQL_INTENT_REPAIR_EVERY_MS', 0),
+    intentRepairAgeMs: int('SHARDQL_INTENT_REPAIR_AGE_MS', 100),
   };
   const size = int('SHARDQL_FEED_SIZE', 1);
   const fanoutMaxFollowers = int('SHARDQL_FEED_FANOUT_MAX_FOLLOWERS', 0);
@@ -700,6 +710,8 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_BATCHING', readBy: ['gateway'] },
   { name: 'SHARDQL_NEAR_CACHE_ENTRIES', readBy: ['gateway'] },
   { name: 'SHARDQL_INTENT_COMPLETION_DELAY_MS', readBy: ['gateway'] },
+  { name: 'SHARDQL_INTENT_REPAIR_EVERY_MS', readBy: ['gateway'] },
+  { name: 'SHARDQL_INTENT_REPAIR_AGE_MS', readBy: ['gateway'] },
   { name: 'SHARDQL_EVENT_RETENTION', readBy: ['gateway', 'worker'] },
   { name: 'SHARDQL_NOTIFICATION_WINDOW', readBy: ['gateway'] },
   { name: 'SHARDQL_QUEUE_PREFIX', readBy: ['gateway', 'worker', 'cli'] },

@@ -287,11 +287,14 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     log,
   });
 
+  // The caller's options (tests) over the settings.
+  const repairEvery = opts.repair?.intervalMs ?? config.intentRepairEveryMs;
+  const repairAge = opts.repair?.minAgeMs ?? config.intentRepairAgeMs;
   const repair = startRepairScheduler({
     storage,
     topology,
-    ...(opts.repair?.intervalMs !== undefined ? { intervalMs: opts.repair.intervalMs } : {}),
-    ...(opts.repair?.minAgeMs !== undefined ? { minAgeMs: opts.repair.minAgeMs } : {}),
+    ...(repairEvery !== undefined ? { intervalMs: repairEvery } : {}),
+    ...(repairAge !== undefined ? { minAgeMs: repairAge } : {}),
     ...(caching ? { sweep: () => layers.sweepUnshared() } : {}),
     jobs,
     log,

@@ -412,8 +412,12 @@ async function runBatch(cases: readonly Case[], tally: Tally): Promise<void> {
     assert.ok(count('acknowledged') >= NTH - CLIENTS, `${c.name}: the writes that passed the fault before were answered`);
   }
 
-  // A fresh gateway: its own repair pass (every 5 s, intents older than 5 s) completes every intent.
-  const fresh = await startGatewayProcess(env, { topologyKey: TOPOLOGY_KEY });
+  // A fresh gateway: its own repair pass completes every intent. Its writers are dead, so it need
+  // not wait the default 5 s for an intent to age, nor 5 s between passes.
+  const fresh = await startGatewayProcess(env, {
+    topologyKey: TOPOLOGY_KEY,
+    vars: { SHARDQL_INTENT_REPAIR_EVERY_MS: '500', SHARDQL_INTENT_REPAIR_AGE_MS: '1000' },
+  });
   try {
     const left = await pendingIntents();
     // Its pass logs its summary once the pass is over, a little after the last intent is gone.

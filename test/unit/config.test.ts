@@ -40,9 +40,12 @@ describe('Config: limits and abuse', () => {
     const c = loadConfig({
       ...BASE, SHARDQL_MAX_COST: '1000', SHARDQL_MAX_ROUND_TRIPS: '50', SHARDQL_RATE_LIMIT: '100/10s', SHARDQL_RATE_LIMIT_IP: 'off',
       SHARDQL_QUERY_TIMEOUT_MS: '250', SHARDQL_REQUEST_TIMEOUT_MS: '2000', SHARDQL_INTROSPECTION: '1', SHARDQL_BATCHING: '1',
-      SHARDQL_INTENT_COMPLETION_DELAY_MS: '0',
+      SHARDQL_INTENT_COMPLETION_DELAY_MS: '0', SHARDQL_INTENT_REPAIR_EVERY_MS: '0', SHARDQL_INTENT_REPAIR_AGE_MS: '1000',
     });
     assert.equal(c.intentCompletionDelayMs, 0, '0: each completion at once');
+    assert.equal(c.intentRepairEveryMs, 0, '0: no repair pass in this gateway');
+    assert.equal(c.intentRepairAgeMs, 1000);
+    assert.equal(loadConfig(BASE).intentRepairEveryMs, undefined, 'unset: the server keeps its default');
     assert.equal(c.maxCost, 1000);
     assert.equal(c.maxRoundTrips, 50);
     assert.deepEqual(c.rateLimit, { perViewer: { limit: 100, windowMs: 10_000 }, perAddress: undefined });
@@ -55,7 +58,7 @@ describe('Config: limits and abuse', () => {
   });
 
   test('bad values are refused, naming the variable', () => {
-    for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1'], ['SHARDQL_INTENT_COMPLETION_DELAY_MS', '-5']] as const) {
+    for (const [name, value] of [['SHARDQL_MAX_COST', 'lots'], ['SHARDQL_MAX_COST', '0'], ['SHARDQL_RATE_LIMIT', '600'], ['SHARDQL_INTROSPECTION', 'yes'], ['SHARDQL_REQUEST_TIMEOUT_MS', '-1'], ['SHARDQL_INTENT_COMPLETION_DELAY_MS', '-5'], ['SHARDQL_INTENT_REPAIR_AGE_MS', '10'], ['SHARDQL_INTENT_REPAIR_EVERY_MS', 'often']] as const) {
       assert.throws(() => loadConfig({ ...BASE, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
     }
   });
