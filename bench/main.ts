@@ -316,19 +316,24 @@ async function main(): Promise<void> {
             run = await driver.pass({ url: sys.url, connections, chains });
             costs = perRequest(run.cost ?? NO_COST);
           } else {
-            const running = driver.run({ url: sys.url, connections, warmupSec, durationSec: warmSec, streams });
-            running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-            // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
-            // This process serves ours: under its load these timers run late, so ours' profile window
-            // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
-            await sleep(warmupSec * 1000);
-            const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`)) : undefined;
-            before = await probe.counters();
-            const window = cpu.open();
-            run = await running;
-            // No request finished in the window (a run slower than its duration): no per-request figure.
-            if (run.requests > 0) cpuMsPerRequest = window.close(run.requests);
-            if (profiler) profile = await profiler.stop();
+            // A run in which no request finished (a stall as long as the measured seconds: a short
+            // --quick run on a busy machine) measures nothing: it is run again, twice as long, at most twice.
+            for (let durationSec = warmSec, attempt = 1; ; durationSec *= 2, attempt++) {
+              const running = driver.run({ url: sys.url, connections, warmupSec, durationSec, streams });
+              running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+              // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
+              // This process serves ours: under its load these timers run late, so ours' profile window
+              // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
+              await sleep(warmupSec * 1000);
+              const profiler = profiling && sys.key === 'ours' ? await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`)) : undefined;
+              before = await probe.counters();
+              const window = cpu.open();
+              run = await running;
+              if (run.requests > 0) cpuMsPerRequest = window.close(run.requests);
+              if (profiler) profile = await profiler.stop();
+              if (run.requests > 0 || attempt === 3) break;
+              log(`  warm ${sys.key}: no request finished in ${durationSec} s; measured again for ${durationSec * 2} s`);
+            }
           }
           const after = await probe.counters();
           if (phase === 'warm') {
