@@ -65,6 +65,22 @@ async function pinOf(u: StoredObject): Promise<StoredObject> {
   const b = await writes.createBoard(u.id, { name: 'b' });
   return writes.createPin(u.id, b.id, { title: 't' });
 }
+/** An object's row soft-deleted by SQL, as the first step of its delete leaves it (its cascade never ran). */
+async function softDeletedBySql(o: StoredObject, table: 'users' | 'pins'): Promise<void> {
+  const { local } = decodeId(o.id);
+  await sql(shardOf(o.id), `UPDATE $db.${table} SET data = JSON_SET(data, '$.active', false) WHERE local_id = ?`, [local]);
+  await env.storage.objects.invalidate([o.id]);
+}
+/** A repin on another shard than its original's, unlisted from the original as a writer that died before its step left it. */
+async function unlistedRepin(): Promise<{ original: StoredObject; board: StoredObject; repin: StoredObject }> {
+  const original = await pinOf(await user());
+  const repinner = await userAwayFrom(shardOf(original.id));
+  const board = await writes.createBoard(repinner.id, { name: 'r' });
+  const repin = await writes.repin(repinner.id, original.id, board.id);
+  await writes.settled();
+  await deleteEdge('pin_repinned_as_pins', original.id, repin.id);
+  return { original, board, repin };
+}
 
 describe('Intents of a previous version (syncAuthored, syncRepin) are completed by the repair pass', () => {
   test('syncAuthored lists a comment under its author again', async () => {
@@ -88,9 +104,7 @@ describe('Intents of a previous version (syncAuthored, syncRepin) are completed 
     await writes.settled();
     await deleteEdge('user_wrote_comments', author.id, c.id);
     // The author's row deleted as their account's delete does first (their cascade never finds the comment).
-    const { local } = decodeId(author.id);
-    await sql(shardOf(author.id), `UPDATE $db.users SET data = JSON_SET(data, '$.active', false) WHERE local_id = ?`, [local]);
-    await env.storage.objects.invalidate([author.id]);
+    await softDeletedBySql(author, 'users');
     await oldIntent(shardOf(c.id), 'createComment', [{ kind: 'syncAuthored', author: `${author.id}`, comment: `${c.id}` }]);
     await repair();
     assert.equal(await edge('user_wrote_comments', author.id, c.id), false);
@@ -99,12 +113,7 @@ describe('Intents of a previous version (syncAuthored, syncRepin) are completed 
   });
 
   test('syncRepin lists a repin under its original again', async () => {
-    const original = await pinOf(await user());
-    const repinner = await userAwayFrom(shardOf(original.id));
-    const b = await writes.createBoard(repinner.id, { name: 'r' });
-    const r = await writes.repin(repinner.id, original.id, b.id);
-    await writes.settled();
-    await deleteEdge('pin_repinned_as_pins', original.id, r.id);
+    const { original, repin: r } = await unlistedRepin();
     await oldIntent(shardOf(r.id), 'repin', [{ kind: 'syncRepin', original: `${original.id}`, pin: `${r.id}` }]);
     await repair();
     assert.equal(await edge('pin_repinned_as_pins', original.id, r.id), true);
@@ -113,15 +122,8 @@ describe('Intents of a previous version (syncAuthored, syncRepin) are completed 
   });
 
   test('syncRepin of an original deleted meanwhile leaves the repin, unlisted (a link)', async () => {
-    const original = await pinOf(await user());
-    const repinner = await userAwayFrom(shardOf(original.id));
-    const b = await writes.createBoard(repinner.id, { name: 'r' });
-    const r = await writes.repin(repinner.id, original.id, b.id);
-    await writes.settled();
-    await deleteEdge('pin_repinned_as_pins', original.id, r.id);
-    const { local } = decodeId(original.id);
-    await sql(shardOf(original.id), `UPDATE $db.pins SET data = JSON_SET(data, '$.active', false) WHERE local_id = ?`, [local]);
-    await env.storage.objects.invalidate([original.id]);
+    const { original, board: b, repin: r } = await unlistedRepin();
+    await softDeletedBySql(original, 'pins');
     await oldIntent(shardOf(r.id), 'repin', [{ kind: 'syncRepin', original: `${original.id}`, pin: `${r.id}` }]);
     await repair();
     assert.equal(await edge('pin_repinned_as_pins', original.id, r.id), false);
