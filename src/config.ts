@@ -83,7 +83,7 @@ export interface GatewayConfig {
    * The web app's sign-in with the identity provider (needs identityProvider and webApp): a public
    * client (no secret) using the authorization code flow with PKCE S256. Unset: a pasted token.
    */
-  readonly webSignIn?: { readonly name: string; readonly clientId: string; readonly authorizationUrl: string; readonly tokenUrl: string; readonly scope: string };
+  readonly webSignIn?: { readonly name: string; readonly clientId: string; readonly authorizationUrl: string; readonly tokenUrl: string; readonly scope: string; readonly audience?: string };
   // Limits and abuse (docs/security.md "Limits and abuse"): every field optional, defaults in the comments.
   /** Most rows one operation may touch, estimated before it runs. Default 50000. */
   readonly maxCost?: number;
@@ -362,7 +362,7 @@ function clusterNodes(text: string): RedisEndpoint[] {
 /**
  * Identity provider, proxies, logs, traces, landing page and schema privacy (docs/configuration.md): SHARDQL_JWKS_URL with SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE (and
  * optionally SHARDQL_JWT_USER_CLAIM, SHARDQL_JWT_CLOCK_SKEW_S), the web app's sign-in with it (SHARDQL_OIDC_CLIENT_ID,
- * SHARDQL_OIDC_AUTHORIZATION_URL, SHARDQL_OIDC_TOKEN_URL, SHARDQL_OIDC_NAME, SHARDQL_OIDC_SCOPE), SHARDQL_TRUSTED_PROXIES,
+ * SHARDQL_OIDC_AUTHORIZATION_URL, SHARDQL_OIDC_TOKEN_URL, SHARDQL_OIDC_NAME, SHARDQL_OIDC_SCOPE, SHARDQL_OIDC_AUDIENCE), SHARDQL_TRUSTED_PROXIES,
  * SHARDQL_LOG_LEVEL, SHARDQL_LOG_PRETTY, SHARDQL_OTLP_ENDPOINT (with SHARDQL_TRACE_SAMPLE_RATIO,
  * SHARDQL_SERVICE_NAME), SHARDQL_LANDING_PAGE, SHARDQL_SCHEMA_PRIVACY.
  */
@@ -411,15 +411,18 @@ function production(env: Env): Partial<GatewayConfig> {
   // The web app's sign-in with that provider: all four together, and only with the provider.
   const signInNames = ['SHARDQL_OIDC_CLIENT_ID', 'SHARDQL_OIDC_AUTHORIZATION_URL', 'SHARDQL_OIDC_TOKEN_URL', 'SHARDQL_OIDC_NAME'] as const;
   const signInSet = signInNames.filter((n) => env[n]);
-  if (signInSet.length > 0 || env.SHARDQL_OIDC_SCOPE) {
-    if (jwksUrl === undefined) throw new ConfigError(`${signInSet[0] ?? 'SHARDQL_OIDC_SCOPE'} needs SHARDQL_JWKS_URL, SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE: the app signs in with that identity provider`);
+  if (signInSet.length > 0 || env.SHARDQL_OIDC_SCOPE || env.SHARDQL_OIDC_AUDIENCE) {
+    if (jwksUrl === undefined) throw new ConfigError(`${signInSet[0] ?? (env.SHARDQL_OIDC_SCOPE ? 'SHARDQL_OIDC_SCOPE' : 'SHARDQL_OIDC_AUDIENCE')} needs SHARDQL_JWKS_URL, SHARDQL_JWT_ISSUER and SHARDQL_JWT_AUDIENCE: the app signs in with that identity provider`);
     const missing = signInNames.filter((n) => !env[n]);
     if (missing.length > 0) throw new ConfigError(`The web app's sign-in needs ${signInNames.join(', ')} together; missing ${missing.join(', ')}`);
     const scope = env.SHARDQL_OIDC_SCOPE || 'openid';
     if (!/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scope)) throw new ConfigError(`SHARDQL_OIDC_SCOPE must be space-separated scope names, got ${JSON.stringify(scope)}`);
     const name = env.SHARDQL_OIDC_NAME!;
     if (name.length > 60) throw new ConfigError(`SHARDQL_OIDC_NAME must be at most 60 characters, got ${name.length}`);
-    out.webSignIn = { name, clientId: env.SHARDQL_OIDC_CLIENT_ID!, authorizationUrl: url('SHARDQL_OIDC_AUTHORIZATION_URL')!, tokenUrl: url('SHARDQL_OIDC_TOKEN_URL')!, scope };
+    // Providers that issue a JWT access token only for a named API (Auth0's `audience`) are told which.
+    const audience = env.SHARDQL_OIDC_AUDIENCE || undefined;
+    if (audience !== undefined && (audience.length > 500 || /[\s\x00-\x1f]/.test(audience))) throw new ConfigError(`SHARDQL_OIDC_AUDIENCE must be one identifier without spaces, got ${JSON.stringify(audience.slice(0, 80))}`);
+    out.webSignIn = { name, clientId: env.SHARDQL_OIDC_CLIENT_ID!, authorizationUrl: url('SHARDQL_OIDC_AUTHORIZATION_URL')!, tokenUrl: url('SHARDQL_OIDC_TOKEN_URL')!, scope, ...(audience !== undefined ? { audience } : {}) };
   }
 
   const proxies = env.SHARDQL_TRUSTED_PROXIES;
@@ -690,6 +693,7 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_OIDC_TOKEN_URL', readBy: ['gateway'] },
   { name: 'SHARDQL_OIDC_NAME', readBy: ['gateway'] },
   { name: 'SHARDQL_OIDC_SCOPE', readBy: ['gateway'] },
+  { name: 'SHARDQL_OIDC_AUDIENCE', readBy: ['gateway'] },
   { name: 'SHARDQL_TRUSTED_PROXIES', readBy: ['gateway'] },
   { name: 'SHARDQL_LOG_LEVEL', readBy: ['gateway', 'worker'] },
   { name: 'SHARDQL_LOG_PRETTY', readBy: ['gateway', 'worker'] },

@@ -30,6 +30,8 @@ export interface WebSignIn {
   readonly authorizationUrl: string;
   readonly tokenUrl: string;
   readonly scope: string;
+  /** Sent as `audience` to the authorization endpoint (providers such as Auth0 need it for a JWT). */
+  readonly audience?: string | undefined;
 }
 
 /**

@@ -67,6 +67,8 @@ export class JwksServer {
   clientId = 'shardql-web';
   appOrigin: string | undefined;
   user: string | undefined;
+  /** The query of every /authorize request, in order. */
+  readonly authorizeRequests: URLSearchParams[] = [];
   /** Every /token request's answer status, in order. */
   readonly tokenAnswers: number[] = [];
   readonly #grants = new Map<string, Grant>();
@@ -102,6 +104,7 @@ export class JwksServer {
 
   #authorize(url: URL, res: ServerResponse): void {
     const p = url.searchParams;
+    this.authorizeRequests.push(new URLSearchParams(p));
     const redirectUri = p.get('redirect_uri');
     if (p.get('client_id') !== this.clientId || redirectUri === null || !redirectUri.startsWith('http://127.0.0.1:')) {
       return void res.writeHead(400, { 'content-type': 'text/plain' }).end('unknown client or redirect_uri');

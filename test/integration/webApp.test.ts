@@ -434,7 +434,7 @@ describe('The web app signing in with an identity provider (production)', () => 
       webApp: webDir,
       trustedDocuments: join(webDir, 'persisted-documents.json'),
       identityProvider: { jwksUrl, issuer: PROVIDER_ISSUER, audience: PROVIDER_AUDIENCE },
-      webSignIn: { name: 'Example ID', clientId: provider.clientId, authorizationUrl: provider.authorizationUrl, tokenUrl: provider.tokenUrl, scope: 'openid' },
+      webSignIn: { name: 'Example ID', clientId: provider.clientId, authorizationUrl: provider.authorizationUrl, tokenUrl: provider.tokenUrl, scope: 'openid', audience: PROVIDER_AUDIENCE },
     });
     provider.appOrigin = new URL(gateway.url).origin;
   });
@@ -476,6 +476,12 @@ describe('The web app signing in with an identity provider (production)', () => 
       const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8')) as { iss?: string; sub?: string };
       assert.deepEqual({ iss: claims.iss, sub: claims.sub }, { iss: PROVIDER_ISSUER, sub: users.get('alice') });
       assert.deepEqual(provider.tokenAnswers, [200]);
+      // The authorization request named the API the token is for (SHARDQL_OIDC_AUDIENCE), with PKCE.
+      const asked = provider.authorizeRequests.at(-1)!;
+      assert.deepEqual(
+        { audience: asked.get('audience'), scope: asked.get('scope'), method: asked.get('code_challenge_method') },
+        { audience: PROVIDER_AUDIENCE, scope: 'openid', method: 'S256' },
+      );
       const kept = await page.evaluate("({ session: sessionStorage.getItem('shardql.sessionToken'), local: localStorage.getItem('shardql.token'), pending: sessionStorage.getItem('shardql.signIn') })");
       assert.deepEqual(kept, { session: authorization.replace(/^Bearer /, ''), local: null, pending: null });
     } finally {

@@ -286,12 +286,16 @@ describe("The web app's sign-in with the identity provider", () => {
     assert.deepEqual(loadConfig({ ...BASE, ...provider, ...signIn }).webSignIn, { name: 'Example ID', clientId: 'web', authorizationUrl: 'https://id.example.test/authorize', tokenUrl: 'https://id.example.test/token', scope: 'openid' });
     assert.equal(loadConfig({ ...BASE, ...provider, ...signIn, SHARDQL_OIDC_SCOPE: 'openid profile' }).webSignIn?.scope, 'openid profile');
     assert.equal(loadConfig({ ...BASE, ...provider }).webSignIn, undefined);
+    assert.equal(loadConfig({ ...BASE, ...provider, ...signIn, SHARDQL_OIDC_AUDIENCE: 'https://api.example.test/' }).webSignIn?.audience, 'https://api.example.test/');
+    assert.equal('audience' in loadConfig({ ...BASE, ...provider, ...signIn, SHARDQL_OIDC_AUDIENCE: '' }).webSignIn!, false, 'empty: no audience parameter');
   });
   const refused: { name: string; env: Record<string, string>; message: RegExp }[] = [
     { name: 'without the provider', env: signIn, message: /SHARDQL_OIDC_CLIENT_ID needs SHARDQL_JWKS_URL/ },
     { name: 'a scope without the provider', env: { SHARDQL_OIDC_SCOPE: 'openid' }, message: /SHARDQL_OIDC_SCOPE needs SHARDQL_JWKS_URL/ },
     { name: 'one missing', env: { ...provider, ...signIn, SHARDQL_OIDC_TOKEN_URL: '' }, message: /missing SHARDQL_OIDC_TOKEN_URL/ },
     { name: 'a token endpoint that is no URL', env: { ...provider, ...signIn, SHARDQL_OIDC_TOKEN_URL: 'token' }, message: /SHARDQL_OIDC_TOKEN_URL must be an http\(s\) URL/ },
+    { name: 'an audience without the provider', env: { SHARDQL_OIDC_AUDIENCE: 'api' }, message: /SHARDQL_OIDC_AUDIENCE needs SHARDQL_JWKS_URL/ },
+    { name: 'an audience with a space', env: { ...provider, ...signIn, SHARDQL_OIDC_AUDIENCE: 'my api' }, message: /SHARDQL_OIDC_AUDIENCE must be one identifier/ },
     { name: 'a scope with a quote', env: { ...provider, ...signIn, SHARDQL_OIDC_SCOPE: 'openid "x"' }, message: /SHARDQL_OIDC_SCOPE must be space-separated scope names/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));

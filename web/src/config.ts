@@ -9,6 +9,7 @@ export interface SignInConfig {
   readonly authorizationUrl: string;
   readonly tokenUrl: string;
   readonly scope: string;
+  readonly audience?: string;
 }
 
 export interface AppConfig {

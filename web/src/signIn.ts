@@ -40,6 +40,7 @@ export async function startSignIn(signIn: SignInConfig, base: string): Promise<v
   url.searchParams.set('client_id', signIn.clientId);
   url.searchParams.set('redirect_uri', redirectUri(base));
   url.searchParams.set('scope', signIn.scope);
+  if (signIn.audience) url.searchParams.set('audience', signIn.audience);
   url.searchParams.set('state', pending.state);
   url.searchParams.set('code_challenge', await challengeOf(pending.verifier));
   url.searchParams.set('code_challenge_method', 'S256');
