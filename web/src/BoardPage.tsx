@@ -4,8 +4,7 @@ import type { BoardPageQuery } from './__generated__/BoardPageQuery.graphql';
 import type { BoardPins_board$key } from './__generated__/BoardPins_board.graphql';
 import type { BoardPinsPaginationQuery } from './__generated__/BoardPinsPaginationQuery.graphql';
 import type { BoardPageCreatePinMutation } from './__generated__/BoardPageCreatePinMutation.graphql';
-import { LoadMore } from './LoadMore';
-import { PinCard } from './PinCard';
+import { PinGrid } from './PinGrid';
 import { Link } from './router';
 import { useReportError } from './errors';
 
@@ -62,7 +61,7 @@ const createPinMutation = graphql`
 `;
 
 function BoardPins({ board, boardId, own }: { board: BoardPins_board$key; boardId: string; own: boolean }) {
-  const { data, loadNext, hasNext, isLoadingNext } = usePaginationFragment<BoardPinsPaginationQuery, BoardPins_board$key>(
+  const paging = usePaginationFragment<BoardPinsPaginationQuery, BoardPins_board$key>(
     graphql`
       fragment BoardPins_board on Board
       @refetchable(queryName: "BoardPinsPaginationQuery")
@@ -77,11 +76,8 @@ function BoardPins({ board, boardId, own }: { board: BoardPins_board$key; boardI
   );
   return (
     <section>
-      {own && <CreatePin boardId={boardId} connection={data.pins.__id} />}
-      <div className="pin-grid" data-testid="board-pins">
-        {data.pins.edges.map(({ node }) => <PinCard key={node.id} pin={node} />)}
-      </div>
-      <LoadMore hasNext={hasNext} isLoading={isLoadingNext} loadNext={() => loadNext(BOARD_PAGE_SIZE)} />
+      {own && <CreatePin boardId={boardId} connection={paging.data.pins.__id} />}
+      <PinGrid edges={paging.data.pins.edges} paging={paging} pageSize={BOARD_PAGE_SIZE} testId="board-pins" />
     </section>
   );
 }

@@ -2,8 +2,7 @@ import { graphql, useLazyLoadQuery, usePaginationFragment } from 'react-relay';
 import type { HomePageQuery } from './__generated__/HomePageQuery.graphql';
 import type { HomeFeed_query$key } from './__generated__/HomeFeed_query.graphql';
 import type { HomeFeedPaginationQuery } from './__generated__/HomeFeedPaginationQuery.graphql';
-import { LoadMore } from './LoadMore';
-import { PinCard } from './PinCard';
+import { PinGrid } from './PinGrid';
 
 const FEED_PAGE_SIZE = 12;
 
@@ -29,7 +28,7 @@ export function HomePage() {
 }
 
 function HomeFeed({ query }: { query: HomeFeed_query$key }) {
-  const { data, loadNext, hasNext, isLoadingNext } = usePaginationFragment<HomeFeedPaginationQuery, HomeFeed_query$key>(
+  const paging = usePaginationFragment<HomeFeedPaginationQuery, HomeFeed_query$key>(
     graphql`
       fragment HomeFeed_query on Query
       @refetchable(queryName: "HomeFeedPaginationQuery")
@@ -41,13 +40,11 @@ function HomeFeed({ query }: { query: HomeFeed_query$key }) {
     `,
     query,
   );
+  const edges = paging.data.homeFeed.edges;
   return (
     <>
-      {data.homeFeed.edges.length === 0 ? <p className="empty">Follow people or boards to fill your feed.</p> : null}
-      <div className="pin-grid">
-        {data.homeFeed.edges.map(({ node }) => <PinCard key={node.id} pin={node} />)}
-      </div>
-      <LoadMore hasNext={hasNext} isLoading={isLoadingNext} loadNext={() => loadNext(FEED_PAGE_SIZE)} />
+      {edges.length === 0 ? <p className="empty">Follow people or boards to fill your feed.</p> : null}
+      <PinGrid edges={edges} paging={paging} pageSize={FEED_PAGE_SIZE} />
     </>
   );
 }

@@ -1,5 +1,12 @@
 import { useEffect, useRef } from 'react';
 
+/** What a Relay pagination fragment gives a list to page with (`usePaginationFragment`). */
+export interface Paging {
+  readonly hasNext: boolean;
+  readonly isLoadingNext: boolean;
+  readonly loadNext: (count: number) => unknown;
+}
+
 /**
  * The end of a list: when it scrolls into view and more items exist, the next page is asked for
  * (once at a time). A button does the same for keyboards and for tests that click.

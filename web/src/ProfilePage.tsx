@@ -12,8 +12,8 @@ import type { ProfileFollowingPaginationQuery } from './__generated__/ProfileFol
 import type { ProfileActivity_user$key } from './__generated__/ProfileActivity_user.graphql';
 import type { ProfileBoardsCreateMutation } from './__generated__/ProfileBoardsCreateMutation.graphql';
 import { FollowButton } from './FollowButton';
-import { LoadMore } from './LoadMore';
-import { PinCard } from './PinCard';
+import { LoadMore, type Paging } from './LoadMore';
+import { PinGrid } from './PinGrid';
 import { Avatar, Placeholder } from './Placeholder';
 import { Link } from './router';
 import { useReportError } from './errors';
@@ -158,7 +158,7 @@ function CreateBoard({ connection }: { connection: string }) {
 }
 
 function ProfilePins({ user }: { user: ProfilePins_user$key }) {
-  const { data, loadNext, hasNext, isLoadingNext } = usePaginationFragment<ProfilePinsPaginationQuery, ProfilePins_user$key>(
+  const paging = usePaginationFragment<ProfilePinsPaginationQuery, ProfilePins_user$key>(
     graphql`
       fragment ProfilePins_user on User
       @refetchable(queryName: "ProfilePinsPaginationQuery")
@@ -173,18 +173,9 @@ function ProfilePins({ user }: { user: ProfilePins_user$key }) {
   return (
     <section data-testid="profile-pins">
       <h2>Pins</h2>
-      <div className="pin-grid">
-        {data.pins.edges.map(({ node }) => <PinCard key={node.id} pin={node} />)}
-      </div>
-      <LoadMore hasNext={hasNext} isLoading={isLoadingNext} loadNext={() => loadNext(PROFILE_PINS_PAGE_SIZE)} />
+      <PinGrid edges={paging.data.pins.edges} paging={paging} pageSize={PROFILE_PINS_PAGE_SIZE} />
     </section>
   );
-}
-
-interface Paging {
-  readonly hasNext: boolean;
-  readonly isLoadingNext: boolean;
-  readonly loadNext: (count: number) => unknown;
 }
 
 function PeopleList({ title, people, testId, paging }: { title: string; people: readonly { readonly node: { readonly id: string; readonly username: string } }[]; testId: string; paging: Paging }) {
