@@ -29,9 +29,14 @@ async function startGateway(ctx: CliContext, config: GatewayConfig, opts: { host
   return server.startGateway(config, { log: (line: string) => println(ctx.stdout, line), ...opts });
 }
 
-/** Waits for SIGINT/SIGTERM, then stops the gateway and its worker, if any (giving up after STOP_TIMEOUT_MS). */
-async function serveUntilSignal(ctx: CliContext, gateway: RunningGateway, worker?: WorkerProcess): Promise<number> {
-  const signal = await ctx.waitForSignal();
+/**
+ * Waits for SIGINT/SIGTERM, then stops the gateway and its worker, if any (giving up after
+ * STOP_TIMEOUT_MS). `signalled` is `ctx.waitForSignal()` called before the gateway started: a
+ * handler installed only after "listening on" was printed would leave a moment in which a
+ * supervisor that read the line and sent SIGTERM killed the process outright.
+ */
+async function serveUntilSignal(ctx: CliContext, signalled: Promise<NodeJS.Signals>, gateway: RunningGateway, worker?: WorkerProcess): Promise<number> {
+  const signal = await signalled;
   println(ctx.stderr, `${signal}: stopping the gateway${worker ? ' and the worker' : ''} (again to force)`);
   const workerStopped = worker?.stop(STOP_TIMEOUT_MS);
   let timer: NodeJS.Timeout | undefined;
@@ -57,10 +62,11 @@ const serve: Command = {
   details: 'Listens on $SHARDQL_PORT (default 4000). Logs are JSON lines on stdout.',
   async run(args, ctx) {
     const config = configFor(ctx);
+    const signalled = ctx.waitForSignal();
     const host = args.string('host') ?? ctx.env.SHARDQL_HOST;
     const gateway = await startGateway(ctx, config, host !== undefined && host !== '' ? { host } : {});
     println(ctx.stdout, `shardql gateway (${config.env}) listening on ${gateway.url}${config.env === 'development' ? `; GraphiQL at ${gateway.url}/graphiql` : ''}${config.webApp ? `; web app at ${gateway.url}/app` : ''}`);
-    return serveUntilSignal(ctx, gateway);
+    return serveUntilSignal(ctx, signalled, gateway);
   },
 };
 
@@ -182,6 +188,8 @@ const dev: Command = {
     const first = demo.users[0];
     const token = first === undefined ? undefined : await mintToken(config.jwtSecret, first.id, DEV_TOKEN_TTL_SECONDS);
     // GraphiQL and the web app open signed in as the first demo user.
+    // From here a signal stops what started gracefully (before, Ctrl-C leaves at once).
+    const signalled = ctx.waitForSignal();
     const gateway = await startGateway(ctx, { ...config, webApp }, token !== undefined ? { graphiqlToken: token } : {});
     const lines = ['', `Ready in ${seconds(Date.now() - started)}.`, `  Web app:   ${gateway.url}/app`, `  GraphiQL:  ${gateway.url}/graphiql`, `  GraphQL:   ${gateway.url}/graphql`];
     if (first !== undefined && token !== undefined) {
@@ -198,7 +206,7 @@ const dev: Command = {
     lines.push('', `Worker: pid ${worker.pid} (background jobs; \`shardql jobs\` shows the queues).`);
     lines.push('', 'Ctrl-C stops the gateway and the worker; the stack keeps running (`shardql stack down` stops it).');
     for (const line of lines) println(ctx.stdout, line);
-    return serveUntilSignal(ctx, gateway, worker);
+    return serveUntilSignal(ctx, signalled, gateway, worker);
   },
 };
 

@@ -51,9 +51,12 @@ const worker: Command = {
   async run(args, ctx) {
     const config = configFor(ctx);
     const workerConfig = workerConfigFor(ctx, { queues: args.string('queues'), concurrency: args.string('concurrency') });
+    // Installed before the worker says it started: a supervisor's SIGTERM right after that line
+    // must find the handler (else it kills the process outright) and stops the worker gracefully.
+    const signalled = ctx.waitForSignal();
     const { startWorker } = await import('../worker.ts');
     const running = await startWorker(config, workerConfig, jsonLogger((line) => println(ctx.stdout, line)));
-    const signal = await ctx.waitForSignal();
+    const signal = await signalled;
     println(ctx.stderr, `${signal}: stopping worker ${running.name} (again to force)`);
     await running.stop();
     return 0;
