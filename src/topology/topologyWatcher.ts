@@ -90,7 +90,7 @@ export function compareRevisions(a: string, b: string): number {
  * Examples: revision 7 while 9 is in force → stale; 9 again → current; 12 with `{"format":2}` →
  * rejected ("format must be 1, got 2"), and alreadyRejected on every later sighting of 12.
  */
-export function decideVersion(inForce: string, lastRejected: string | undefined, incoming: TopologyChange): VersionDecision {
+export function decideVersion(inForce: string, lastRejected: string | undefined, incoming: TopologyChange, current?: Topology): VersionDecision {
   const order = compareRevisions(incoming.modRevision, inForce);
   if (order < 0) return { kind: 'stale' };
   if (order === 0) return { kind: 'current' };
@@ -103,7 +103,15 @@ export function decideVersion(inForce: string, lastRejected: string | undefined,
     return { kind: 'rejected', problem: `not JSON (${err instanceof Error ? err.message : String(err)})`, alreadyRejected };
   }
   try {
-    return { kind: 'swap', topology: parseTopology(doc) };
+    const topology = parseTopology(doc);
+    // Usernames and emails are placed by md5(key) mod the count: a map with another count, swapped
+    // in live, would look every claim up on the wrong mod shard. A process adopts a count only at
+    // start, where it is checked against the count the mod shards record (storage/modShardCountRecord.ts).
+    const [was, now] = [current?.doc.modShard.count, topology.doc.modShard.count];
+    if (was !== undefined && was !== now) {
+      return { kind: 'rejected', problem: `the mod-shard count changed from ${was} to ${now}: lookups are hashed over it, so a running process never swaps it in (restart to adopt a new count, which the start-up check compares with the count the mod shards record)`, alreadyRejected };
+    }
+    return { kind: 'swap', topology };
   } catch (err) {
     return { kind: 'rejected', problem: err instanceof Error ? err.message : String(err), alreadyRejected };
   }
@@ -245,7 +253,7 @@ export class TopologyWatcher {
   }
 
   #consider(version: TopologyChange, via: 'read' | 'watch'): void {
-    const decision = decideVersion(this.#revision, this.#rejected?.revision, version);
+    const decision = decideVersion(this.#revision, this.#rejected?.revision, version, this.#topology);
     switch (decision.kind) {
       case 'swap': {
         const previousRevision = this.#revision;

@@ -10,7 +10,8 @@ import {
   type TopologyWatchListener,
 } from '../../../src/topology/topologyWatcher.ts';
 import { gatewaysBehind } from '../../../src/topology/etcdTopologySource.ts';
-import { layout } from './fixtures.ts';
+import { ep, layout } from './fixtures.ts';
+import { evenLayout, parseTopology } from '../../../src/core/topology.ts';
 
 const valid = JSON.stringify(layout());
 const other = JSON.stringify({ ...layout(), pausedShards: [{ from: 1, to: 1 }] });
@@ -42,6 +43,18 @@ describe('Topology watcher: deciding about a version', () => {
   test('a refused revision seen again is marked as already refused', () => {
     const d = decideVersion('9', '12', { raw: 'nope', modRevision: '12' });
     assert.ok(d.kind === 'rejected' && d.alreadyRejected);
+  });
+  test('a map with another mod-shard count is refused while one is in force; the same count is swapped in', () => {
+    const current = parseTopology(layout());
+    const count = current.doc.modShard.count;
+    const hosts = { mysql001: { primary: ep(3301), replica: ep(3311) }, mysql002: { primary: ep(3302), replica: ep(3312) } };
+    const moreModShards = JSON.stringify(evenLayout({ hosts, shards: 16, modShards: count * 2 }));
+    const refused = decideVersion('9', undefined, { raw: moreModShards, modRevision: '12' }, current);
+    assert.equal(refused.kind, 'rejected');
+    assert.match(refused.kind === 'rejected' ? refused.problem : '', new RegExp(`mod-shard count changed from ${count} to ${count * 2}`));
+    assert.equal(decideVersion('9', undefined, { raw: other, modRevision: '12' }, current).kind, 'swap');
+    // At start (nothing in force) any valid count is read: the start-up check compares it with the recorded one.
+    assert.equal(decideVersion('0', undefined, { raw: moreModShards, modRevision: '12' }).kind, 'swap');
   });
   test('revisions beyond 2^53 compare exactly', () => assert.equal(compareRevisions('9007199254740993', '9007199254740992'), 1));
 });
