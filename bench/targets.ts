@@ -24,7 +24,7 @@ export const TAIL_MARGIN = 1;
  */
 export const WRITE_REASONS: Readonly<Record<string, string>> = {
   gateway:
-    "two transactions on two hosts (the edge on the liker's shard, its mirror on the pin's shard), each one round trip, where flat's one connection runs one; the intent's delete later, batched with other writes'; the cache kept true for every gateway (one Redis script deletes the changed lists and appends them to the invalidation log) where flat clears its own memory only. They are what sharding and shared caches cost: the write stays repairable and every gateway's L1 stays true",
+    "two transactions on two hosts (the edge on the liker's shard, its mirror on the pin's shard), each one round trip, where flat runs one transaction on one connection; the intent's delete later, batched with other writes'; the cache kept true for every gateway (one Redis script deletes the changed lists and appends them to the invalidation log) where flat clears its own memory only. They are what sharding and shared caches cost: the write stays repairable and every gateway's L1 stays true",
   mysql:
     "two local transactions on two hosts where flat commits one on one: each side writes its edge row and its count, the liker's side also the intent (deleted after the answer, batched) and its activity event, the pin's side the owner's notification event; flat writes one row and two counters. The intent makes the two commits repairable after a crash; the events are the product's activity and notifications, which flat does not keep",
   redis: "the invalidation log flat does not have: every request's read barrier and, per write, the one script deleting the changed lists and logging them",
