@@ -147,6 +147,11 @@ export function benchmarkMarkdown(report: BenchReport, source: string): string {
       '|---|---|---|---|---|',
       ...targets.map((t) => `| ${t.scenario} | ${cell(t.target)} | ${t.value === null ? 'n/a' : t.value.toFixed(2)} | ${t.want} ${t.limit} | ${t.met === null ? 'n/a' : t.met ? 'yes' : `**no**${t.remaining ? ` (ours: ${t.remaining})` : ''}`} |`),
     );
+    const above = targets.filter((t) => (t.aboveFlat?.length ?? 0) > 0);
+    if (above.length > 0) {
+      out.push('', "Where a write target is missed, each tier's CPU milliseconds per request above flat's (ours vs flat), and why they remain:", '');
+      for (const t of above) for (const e of t.aboveFlat!) out.push(`- ${t.scenario}, ${e.tier}: +${e.above.toFixed(3)} ms (${e.ours.toFixed(3)} vs ${e.flat.toFixed(3)}): ${e.why}.`);
+    }
   }
   const profiles = report.scenarios.map(profileRow).filter((r): r is string => r !== undefined);
   if (profiles.length > 0) {

@@ -81,6 +81,19 @@ export interface Target {
   readonly met: boolean | null;
   /** Where a CPU target is missed: ours' milliseconds per request by process, largest first. */
   readonly remaining?: string;
+  /** Where a mutation's CPU target is missed: each tier whose milliseconds per request exceed flat's, by how much and why (bench/targets.ts). */
+  readonly aboveFlat?: readonly Excess[];
+}
+
+/** One tier's CPU milliseconds per request above flat's, on a missed write target, and why they remain. */
+export interface Excess {
+  /** `gateway` (ours' server against flat's), `mysql` (every MariaDB host summed), `redis`, `memcached`, `etcd` (bench/cpu.ts tierOf). */
+  readonly tier: string;
+  readonly ours: number;
+  readonly flat: number;
+  /** ours − flat, ms per request. */
+  readonly above: number;
+  readonly why: string;
 }
 
 export function ratio(ours: Measurement, base: Measurement): Ratio {
@@ -173,6 +186,7 @@ export function formatTable(report: BenchReport): string {
     for (const t of report.targets) {
       const mark = t.met === null ? 'n/a ' : t.met ? 'met ' : 'MISS';
       out.push(`  ${mark} ${t.scenario.padEnd(21)} ${t.target} = ${na(t.value, 2)} (want ${t.want} ${t.limit})${t.remaining && !t.met ? `; ours' ms/req: ${t.remaining}` : ''}`);
+      for (const e of t.aboveFlat ?? []) out.push(`       ${e.tier} +${e.above.toFixed(3)} ms/req above flat (${e.ours.toFixed(3)} vs ${e.flat.toFixed(3)}): ${e.why}`);
     }
   }
   return out.join('\n');

@@ -5,18 +5,67 @@
  *   - every mutation mix: ours' CPU per request ≤ 1 × flat's;
  *   - every read: ours' p99 ÷ p50 ≤ floor-jit's + 1 (a tail the gateway adds shows above the floor's).
  * A target whose systems were not measured (--systems) reads n/a. Where a CPU target is missed, the
- * line carries ours' milliseconds per request by process, so the report says where they remain.
+ * line carries ours' milliseconds per request by process, so the report says where they remain;
+ * a missed mutation target also says, tier by tier, how many milliseconds remain above flat's and
+ * why they cannot go (`WRITE_REASONS`).
  */
-import { byProcess, type Measurement, type ScenarioResult, type Target } from './report.ts';
+import { tierOf, type CpuPerRequest } from './cpu.ts';
+import { byProcess, type Excess, type Measurement, type ScenarioResult, type Target } from './report.ts';
 
 export const READ_FLOOR_RPS = 0.8;
 export const READ_CPU_VS_FLAT = 0.33;
 export const WRITE_CPU_VS_FLAT = 1;
 export const TAIL_MARGIN = 1;
 
-function line(scenario: string, target: string, want: '>=' | '<=', limit: number, value: number | null, ours?: Measurement): Target {
+/**
+ * Why a like/unlike (a relation write) costs more than flat's, per tier (bench/cpu.ts tierOf), as
+ * the write path stands (docs/writes.md, src/services/writeExecutor.ts `relate`): what each tier
+ * does per write that flat's one-database transaction does not, and what it buys.
+ */
+export const WRITE_REASONS: Readonly<Record<string, string>> = {
+  gateway:
+    "two transactions on two hosts (the edge on the liker's shard, its mirror on the pin's shard), each one round trip, where flat runs one transaction on one connection; the intent's delete later, batched with other writes'; the cache kept true for every gateway (one Redis script deletes the changed lists and appends them to the invalidation log) where flat clears its own memory only. They are what sharding and shared caches cost: the write stays repairable and every gateway's L1 stays true",
+  mysql:
+    "two local transactions on two hosts where flat commits one on one: each side writes its edge row and its count, the liker's side also the intent (deleted after the answer, batched) and its activity event, the pin's side the owner's notification event; flat writes one row and two counters. The intent makes the two commits repairable after a crash; the events are the product's activity and notifications, which flat does not keep",
+  redis: "the invalidation log flat does not have: every request's read barrier and, per write, the one script deleting the changed lists and logging them",
+  memcached: 'objects read where the L1 missed (flat keeps them in its own process)',
+  etcd: 'no per-request work: the topology watch and lease keep-alives, spread over the requests of the run',
+};
+
+/** ms per request by tier (every MariaDB host summed), three decimals. */
+function byTier(cpu: CpuPerRequest): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, ms] of Object.entries(cpu.byProcess)) out.set(tierOf(name), (out.get(tierOf(name)) ?? 0) + ms);
+  for (const [k, v] of out) out.set(k, Math.round(v * 1000) / 1000);
+  return out;
+}
+
+/** The tiers where ours' CPU per request exceeds flat's, largest excess first, each with its reason. */
+export function aboveFlat(ours: CpuPerRequest, flat: CpuPerRequest, reasons: Readonly<Record<string, string>> = WRITE_REASONS): Excess[] {
+  const o = byTier(ours);
+  const f = byTier(flat);
+  const out: Excess[] = [];
+  for (const [tier, ms] of o) {
+    const base = f.get(tier) ?? 0;
+    const above = Math.round((ms - base) * 1000) / 1000;
+    if (above > 0) out.push({ tier, ours: ms, flat: base, above, why: reasons[tier] ?? 'no reason recorded for this tier' });
+  }
+  return out.sort((a, b) => b.above - a.above);
+}
+
+function line(scenario: string, target: string, want: '>=' | '<=', limit: number, value: number | null, ours?: Measurement, flat?: Measurement): Target {
   const met = value === null ? null : want === '>=' ? value >= limit : value <= limit;
-  return { scenario, target, want, limit, value, met, ...(ours?.cpuMsPerRequest ? { remaining: byProcess(ours.cpuMsPerRequest.byProcess) } : {}) };
+  const excess = met === false && ours?.cpuMsPerRequest && flat?.cpuMsPerRequest ? aboveFlat(ours.cpuMsPerRequest, flat.cpuMsPerRequest) : undefined;
+  return {
+    scenario,
+    target,
+    want,
+    limit,
+    value,
+    met,
+    ...(ours?.cpuMsPerRequest ? { remaining: byProcess(ours.cpuMsPerRequest.byProcess) } : {}),
+    ...(excess ? { aboveFlat: excess } : {}),
+  };
 }
 
 export function targetsOf(scenarios: readonly ScenarioResult[]): Target[] {
@@ -29,7 +78,7 @@ export function targetsOf(scenarios: readonly ScenarioResult[]): Target[] {
     const flat = warm.flat;
     const cpuRatio = ours.cpuMsPerRequest && flat?.cpuMsPerRequest && flat.cpuMsPerRequest.total > 0 ? ours.cpuMsPerRequest.total / flat.cpuMsPerRequest.total : null;
     if (s.mutation) {
-      out.push(line(s.key, 'CPU ms/req ours ÷ flat', '<=', WRITE_CPU_VS_FLAT, cpuRatio, ours));
+      out.push(line(s.key, 'CPU ms/req ours ÷ flat', '<=', WRITE_CPU_VS_FLAT, cpuRatio, ours, flat));
       continue;
     }
     out.push(line(s.key, 'req/s ours ÷ floor-jit', '>=', READ_FLOOR_RPS, floorJit && floorJit.rps > 0 ? ours.rps / floorJit.rps : null));

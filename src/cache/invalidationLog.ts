@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '../redis/redisClient.ts';
+import { isClusterClient, type RedisClient } from '../redis/redisClient.ts';
 import type { CacheStats } from './cacheStats.ts';
 import { withTimeout } from './withTimeout.ts';
 import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts';
@@ -59,6 +59,14 @@ redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
 for i = 4, #ARGV do redis.call('ZADD', KEYS[4], seq, ARGV[i]) end
 return seq`;
 
+/**
+ * APPEND, after deleting KEYS[5..] (lists this Redis holds as the shared layer): a write's whole
+ * invalidation in one round trip, atomic, so the entry never says deleted what is not. ARGV as APPEND's.
+ */
+const DELETE_APPEND = `${ALLOW_OOM}
+for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
+${APPEND.slice(ALLOW_OOM.length)}`;
+
 const BARRIER = `${ALLOW_OOM}
 local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 local epoch = redis.call('GET', KEYS[1])
@@ -111,6 +119,7 @@ interface UnsharedRecord {
 
 type Scripted = RedisClient & {
   shardqlInvAppend(k1: string, k2: string, k3: string, k4: string, entry: string, max: number, epoch: string, ...unshared: string[]): Promise<number>;
+  shardqlInvDeleteAppend(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   shardqlInvBarrier(
     k1: string,
     k2: string,
@@ -125,7 +134,13 @@ type Scripted = RedisClient & {
   shardqlInvForget(k: string, ...pairs: string[]): Promise<number>;
 };
 
-const newEpoch = (): string => randomBytes(8).toString('hex');
+/**
+ * Epochs unique to this process: a random prefix drawn once, then a counter (an epoch only has to
+ * differ from every other one; a random draw per append cost a syscall on every write).
+ */
+const EPOCH_PREFIX = randomBytes(8).toString('hex');
+let epochCounter = 0;
+const newEpoch = (): string => `${EPOCH_PREFIX}${(epochCounter++).toString(36)}`;
 
 /** The keys an entry names, and those of them whose shared layer was not invalidated. */
 function parseEntry(entry: string): { keys: string[]; unshared: string[] } {
@@ -160,6 +175,8 @@ export class InvalidationLog {
     this.#maxUnshared = opts.maxUnshared ?? 10_000;
     this.near = new NearCache(opts.near);
     opts.redis.defineCommand('shardqlInvAppend', { numberOfKeys: 4, lua: APPEND });
+    // No numberOfKeys: the first argument says how many (4 + the keys deleted).
+    opts.redis.defineCommand('shardqlInvDeleteAppend', { lua: DELETE_APPEND });
     opts.redis.defineCommand('shardqlInvBarrier', { numberOfKeys: 5, lua: BARRIER });
     opts.redis.defineCommand('shardqlInvForget', { numberOfKeys: 1, lua: FORGET });
   }
@@ -229,6 +246,40 @@ export class InvalidationLog {
       this.near.invalidateLocal(keys, undefined);
       throw err;
     }
+  }
+
+  /**
+   * The shared-layer invalidation of `keys` on `client` and their append, in one round trip (one
+   * script: deleted, then appended): what a write does after its commit when the keys live in
+   * this log's own Redis (`RedisLists`). Undefined when it cannot: another client, or a Redis
+   * Cluster (the keys live on other nodes than the log); then invalidate, then `append`.
+   *
+   * The function throws if Redis fails; whether the keys were deleted is then unknown, so they
+   * are replayed before the next barrier as keys the shared layer may still hold (as `append`
+   * replays those it was told of), and this gateway's L1 is emptied meanwhile.
+   */
+  deletingAlong(client: RedisClient): ((keys: readonly string[]) => Promise<void>) | undefined {
+    if (client !== this.#redis || isClusterClient(client)) return undefined;
+    return async (keys) => {
+      if (keys.length === 0) return;
+      const unique = [...new Set(keys)];
+      try {
+        const seq = Number(
+          await withTimeout(
+            this.#redis.shardqlInvDeleteAppend(4 + unique.length, KEYS[0], KEYS[1], KEYS[2], KEYS[3], ...unique, unique.join(' '), this.#maxEntries, newEpoch()),
+            this.#timeoutMs,
+          ),
+        );
+        this.near.invalidateLocal(unique, seq);
+      } catch (err) {
+        for (const k of unique) {
+          this.#pending.add(k);
+          this.#pendingUnshared.add(k);
+        }
+        this.near.invalidateLocal(unique, undefined);
+        throw err;
+      }
+    };
   }
 
   async #append(keys: readonly string[], unshared: readonly string[]): Promise<number> {

@@ -4,6 +4,7 @@ import { pipelinePerNode } from '../redis/pipelinePerNode.ts';
 import type { RedisClient } from '../redis/redisClient.ts';
 import { LayerBreaker } from './breaker.ts';
 import type { CacheStats } from './cacheStats.ts';
+import type { InvalidationLog } from './invalidationLog.ts';
 import { withTimeout } from './withTimeout.ts';
 
 /**
@@ -163,6 +164,17 @@ export class RedisLists {
   async invalidate(lists: readonly string[], stats?: CacheStats): Promise<void> {
     if (lists.length === 0) return;
     await this.#breaker.invalidating(lists, (k) => this.#deleteLists(k, stats));
+  }
+
+  /**
+   * `invalidate` and the log's append in one round trip (one script deletes the lists, then
+   * appends them: `InvalidationLog.deletingAlong`); on failure the lists are kept for replay as
+   * `invalidate` keeps them, and it throws. Undefined where it cannot (the log on another client,
+   * a Redis Cluster): then `invalidate`, then the log's `append`.
+   */
+  loggedInvalidation(log: InvalidationLog): ((lists: readonly string[]) => Promise<void>) | undefined {
+    const send = log.deletingAlong(this.#redis);
+    return send && ((lists) => this.#breaker.invalidating(lists, send));
   }
 
   /** Lists another process could not invalidate: deleted before this gateway next reads them. */

@@ -122,3 +122,8 @@ export function createRedisClient(target: RedisTarget, opts: RedisClientOptions)
   client.on('error', () => undefined);
   return client;
 }
+
+/** Whether a client talks to a Redis Cluster (keys spread over nodes) rather than one Redis. */
+export function isClusterClient(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
+}

@@ -383,7 +383,10 @@ export class WriteExecutor {
     const first = batchOf(
       mappings.changePart(change),
       own ? events.appendPart(own, mappings.edgeChanged) : NOTHING,
-      mappings.edgePart(change.table, change.from, change.to),
+      // A remove leaves the edge absent until this transaction commits (its DELETE locks the key,
+      // present or not): nothing to read back. Were that ever wrong, the completion's `onlyIf`
+      // would find it so and converge.
+      change.op === 'remove' ? ABSENT : mappings.edgePart(change.table, change.from, change.to),
       intents.recordPart(shard, plan.kind, steps, idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
       superseded ? intents.deletePart(superseded.shard, superseded.id) : NOTHING,
     );
@@ -512,6 +515,9 @@ function notFound(id: bigint): ShardqlError {
 
 /** A part of a batch that sends nothing. */
 const NOTHING: BatchPart<undefined> = { statements: [], read: () => undefined };
+
+/** An edge's state known without asking: absent. */
+const ABSENT: BatchPart<EdgeState> = { statements: [], read: () => undefined };
 
 /** Where an event is, for a step that copies it. */
 export function eventKey(e: SequenceEvent): EventKey {

@@ -256,7 +256,11 @@ export class EventStore {
   /** Drops cached notifications after a commit that changed them (every layer; never throws). */
   async invalidate(keys: readonly string[], ctx: OpContext = {}): Promise<void> {
     const redis = this.#lists;
-    await this.#lookAside.invalidate(ctx, keys, redis ? { layer: 'redis', run: (k) => redis.invalidate(k, ctx.cache) } : undefined);
+    await this.#lookAside.invalidate(
+      ctx,
+      keys,
+      redis ? { layer: 'redis', run: (k) => redis.invalidate(k, ctx.cache), logged: (log) => redis.loggedInvalidation(log) } : undefined,
+    );
   }
 
   /** Whether an event is in its user's sequence (stored; retention and visibility aside). One round trip. */

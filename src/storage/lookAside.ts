@@ -114,7 +114,12 @@ export class LookAside {
   async invalidate(
     ctx: OpContext,
     keys: readonly string[],
-    shared?: { readonly layer: CacheLayer; readonly run: (keys: readonly string[]) => Promise<void> },
+    shared?: {
+      readonly layer: CacheLayer;
+      readonly run: (keys: readonly string[]) => Promise<void>;
+      /** The shared layer's invalidation and the log's append as one call, where the layer can (see RedisLists.loggedInvalidation). */
+      readonly logged?: (log: InvalidationLog) => ((keys: readonly string[]) => Promise<void>) | undefined;
+    },
     strict = false,
   ): Promise<void> {
     if (keys.length === 0) return;
@@ -122,6 +127,20 @@ export class LookAside {
     if (strict && !shared) throw new Error('no shared cache layer here to replay an invalidation');
     let sharedDone = true;
     let failure: unknown;
+    const logged = this.#log && !strict ? shared?.logged?.(this.#log) : undefined;
+    if (logged) {
+      // The shared layer lives in the log's Redis: deleted and logged in one round trip (one
+      // script). On failure neither is known done: recorded in MySQL as when both calls fail below.
+      ctx.cache?.roundTrip('redis');
+      try {
+        await cacheCall(ctx, 'redis', 'invalidate', keys.length, () => logged(keys));
+        return;
+      } catch (err) {
+        ctx.cache?.error('redis');
+        this.#onInvalidationError('redis', err);
+        return this.#outboxed(keys, ctx);
+      }
+    }
     if (shared) {
       try {
         await cacheCall(ctx, shared.layer, 'invalidate', keys.length, () => shared.run(keys));
@@ -132,13 +151,13 @@ export class LookAside {
         this.#onInvalidationError(shared.layer, err);
       }
     }
-    let logged = false;
+    let appended = false;
     if (this.#log) {
       ctx.cache?.roundTrip('redis');
       try {
         const log = this.#log;
         await cacheCall(ctx, 'redis', 'log', keys.length, () => log.append(keys, sharedDone ? [] : keys));
-        logged = true;
+        appended = true;
       } catch (err) {
         failure = err;
         ctx.cache?.error('redis');
@@ -150,7 +169,13 @@ export class LookAside {
       return;
     }
     // Recorded in Redis (or nothing failed, or nothing else is stale: no log and no failure).
-    if (logged || (sharedDone && !this.#log) || !this.#outbox) return;
+    if (appended || (sharedDone && !this.#log)) return;
+    await this.#outboxed(keys, ctx);
+  }
+
+  /** Keys no layer could record as invalidated: into the outbox (MySQL), if there is one. Never throws. */
+  async #outboxed(keys: readonly string[], ctx: OpContext): Promise<void> {
+    if (!this.#outbox) return;
     try {
       await this.#outbox(keys, ctx);
     } catch (err) {

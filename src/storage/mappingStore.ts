@@ -233,7 +233,12 @@ export class MappingStore {
   /** Drops the cached pages and counts of lists after a commit (Redis, then the invalidation log). Never throws. */
   async #invalidate(lists: readonly string[], ctx: OpContext, strict = false): Promise<void> {
     const redis = this.#lists;
-    await this.#lookAside.invalidate(ctx, lists, redis ? { layer: 'redis', run: (keys) => redis.invalidate(keys, ctx.cache) } : undefined, strict);
+    await this.#lookAside.invalidate(
+      ctx,
+      lists,
+      redis ? { layer: 'redis', run: (keys) => redis.invalidate(keys, ctx.cache), logged: (log) => redis.loggedInvalidation(log) } : undefined,
+      strict,
+    );
   }
 
   /**

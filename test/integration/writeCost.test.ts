@@ -17,6 +17,8 @@ import { shardDatabase } from '../../src/core/topology.ts';
 import { SqlStats } from '../../src/storage/sqlStats.ts';
 import { SqlIdentifierError } from '../../src/storage/sqlIdentifiers.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
+import { listCacheKey } from '../../src/storage/mappingStore.ts';
+import { Redis } from 'ioredis';
 
 let env: TestEnv;
 let writes: ProductWrites;
@@ -395,7 +397,33 @@ describe('Write cost: through the gateway', () => {
   const UNLIKE = 'mutation($p: ID!) { unlikePin(pinId: $p) { id likeCount viewerHasLiked } }';
   const FOLLOW = 'mutation($u: ID!) { followUser(userId: $u) { id followerCount viewerFollows } }';
 
-  test('like, like again, unlike, unlike again, follow: 2 SQL round trips each before the answer, 0 memcached, 3 Redis when the edge changes and 1 when not (was 18 SQL for a like)', async () => {
+  test("a like's one Redis script deletes both lists it changed and appends them to the invalidation log", async () => {
+    const [a, b] = hosts();
+    const fan = await userOn('gw_script_fan', a);
+    const owner = await userOn('gw_script_owner', b);
+    const board = await writes.createBoard(owner.id, { name: 'gw' });
+    const pin = await writes.createPin(owner.id, board.id, { title: 'gw' });
+    const token = await gw.token(fan.id);
+    const lists = [listCacheKey('user_likes_pins', fan.id), listCacheKey('pin_liked_by_users', pin.id)];
+    const redis = new Redis({ host: env.stack.redis.host, port: env.stack.redis.port });
+    try {
+      // Both lists read once: Redis holds them (their counts and first pages).
+      const read = await gw.gql('query($p: ID!, $u: ID!) { pin(id: $p) { likeCount likers(first: 3) { edges { node { id } } } } user(id: $u) { likedPins(first: 3) { edges { node { id } } } } }', { p: formatId(pin.id), u: formatId(fan.id) }, { token });
+      assert.equal(read.body.errors, undefined, JSON.stringify(read.body.errors));
+      assert.deepEqual(await Promise.all(lists.map((l) => redis.exists(l))), [1, 1]);
+      const r = await gw.gql(LIKE, { p: formatId(pin.id) }, { token });
+      assert.deepEqual(r.body.data, { likePin: { id: formatId(pin.id), likeCount: 1, viewerHasLiked: true } });
+      assert.equal(r.body.extensions.cost.cache.redis.roundTrips, 2, 'the read barrier, then the one script');
+      assert.deepEqual(await Promise.all(lists.map((l) => redis.exists(l))), [0, 0], 'both lists deleted');
+      const entry = (await redis.lrange('shardql:{inv}:log', -1, -1))[0]!.split(' ');
+      assert.deepEqual(lists.filter((l) => entry.includes(l)), lists, 'and logged, in the same entry');
+    } finally {
+      redis.disconnect();
+    }
+    await consistent();
+  });
+
+  test('like, like again, unlike, unlike again, follow: 2 SQL round trips each before the answer, 0 memcached, 2 Redis when the edge changes and 1 when not (was 18 SQL for a like; 3 Redis before the lists were deleted and logged by one script)', async () => {
     const [a, b] = hosts();
     const fan = await userOn('gw_fan', a);
     const owner = await userOn('gw_owner', b);
@@ -416,15 +444,15 @@ describe('Write cost: through the gateway', () => {
     await send(UNLIKE, p);
     const id = formatId(pin.id);
     // Viewer and pin come from the gateway's memory (0 memcached). Redis: the read barrier, and when
-    // the edge changed, the lists' new generations and the invalidation log's append.
-    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 2, memcached: 0, redis: 3 });
+    // the edge changed, one script deleting the lists and appending them to the invalidation log.
+    assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 2, memcached: 0, redis: 2 });
     assert.deepEqual(await send(LIKE, p), { data: { id, likeCount: 3, viewerHasLiked: true }, sql: 2, memcached: 0, redis: 1 });
-    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 2, memcached: 0, redis: 3 });
+    assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 2, memcached: 0, redis: 2 });
     assert.deepEqual(await send(UNLIKE, p), { data: { id, likeCount: 2, viewerHasLiked: false }, sql: 2, memcached: 0, redis: 1 });
     const u = { u: formatId(owner.id) };
     await send(FOLLOW, u); // warms the followee's object
     await send('mutation($u: ID!) { unfollowUser(userId: $u) { id } }', u);
-    assert.deepEqual(await send(FOLLOW, u), { data: { id: formatId(owner.id), followerCount: 1, viewerFollows: true }, sql: 2, memcached: 0, redis: 3 });
+    assert.deepEqual(await send(FOLLOW, u), { data: { id: formatId(owner.id), followerCount: 1, viewerFollows: true }, sql: 2, memcached: 0, redis: 2 });
     // What the mutations answered is what a fresh read says.
     const fresh = await gw.gql('query($p: ID!, $u: ID!) { pin(id: $p) { likeCount viewerHasLiked } user(id: $u) { followerCount viewerFollows } }', { ...p, ...u }, { token });
     assert.deepEqual(fresh.body.data, { pin: { likeCount: 2, viewerHasLiked: false }, user: { followerCount: 1, viewerFollows: true } });

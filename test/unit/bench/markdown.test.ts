@@ -77,7 +77,18 @@ const REPORT: BenchReport = {
     burst: { pins: 20, insertions: 20000, seconds: 0.4897, insertionsPerSecond: 40841.3, countedInsertions: 20000 },
     setupSeconds: 5,
   },
-  targets: [{ scenario: 'like', target: 'CPU ms/req ours ÷ flat', want: '<=', limit: 1, value: 1.5, met: false, remaining: 'server 0.740 · mysql001-primary 0.400' }],
+  targets: [
+    {
+      scenario: 'like',
+      target: 'CPU ms/req ours ÷ flat',
+      want: '<=',
+      limit: 1,
+      value: 1.5,
+      met: false,
+      remaining: 'server 0.740 · mysql001-primary 0.400',
+      aboveFlat: [{ tier: 'gateway', ours: 0.74, flat: 0.36, above: 0.38, why: 'two transactions on two hosts' }],
+    },
+  ],
   notes: [],
   totalSeconds: 497,
 };
@@ -119,6 +130,12 @@ describe('Benchmark page: a report as docs/benchmarks-latest.md', () => {
     assert.ok(lines.includes('| like/unlike mix | ours | 1.140 | 2.5 | server 0.740 · mysql001-primary 0.400 |'));
     assert.ok(lines.includes('| like/unlike mix | flat | 0.760 | 2.3 | mysql001-primary 0.400 · server 0.360 |'));
     assert.ok(lines.includes('| like | CPU ms/req ours ÷ flat | 1.50 | <= 1 | **no** (ours: server 0.740 · mysql001-primary 0.400) |'));
+    assert.ok(lines.includes('- like, gateway: +0.380 ms (0.740 vs 0.360): two transactions on two hosts.'));
+  });
+
+  test('no excess listed when no missed target carries one', () => {
+    const met = benchmarkMarkdown({ ...REPORT, targets: [{ ...REPORT.targets[0]!, met: true, aboveFlat: undefined }] } as BenchReport, 'r.json');
+    assert.ok(!met.includes('above flat'));
   });
 
   test('a report without fan-out or profiles has neither section, and every baseline agreeing is said once', () => {

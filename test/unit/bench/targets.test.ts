@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Measurement, ScenarioResult } from '../../../bench/report.ts';
-import { targetsOf } from '../../../bench/targets.ts';
+import { aboveFlat, targetsOf, WRITE_REASONS } from '../../../bench/targets.ts';
 
 const m = (rps: number, p50: number, p99: number, cpu?: Record<string, number>): Measurement => ({
   requests: rps * 10,
@@ -55,4 +55,39 @@ test('mutations: CPU against flat only; a missing baseline reads n/a', () => {
   assert.deepEqual([t[0]!.target, t[0]!.met, t[0]!.remaining], ['CPU ms/req ours ÷ flat', false, 'server 0.900 · mysql001-primary 0.600']);
   assert.ok(Math.abs(t[0]!.value! - 1.875) < 1e-9);
   assert.deepEqual(t.slice(1).map((x) => [x.value, x.met]), [[null, null], [null, null], [null, null]]);
+});
+
+test('a missed write target says, per tier, the milliseconds above flat and why: MariaDB hosts summed, tiers at or below flat left out', () => {
+  const [t] = targetsOf([
+    scenario('like-unlike', true, {
+      ours: m(300, 20, 40, { server: 2.144, 'mysql001-primary': 1.034, 'mysql002-primary': 0.921, redis: 0.286, etcd: 0.042, memcached: 0.003 }),
+      flat: m(500, 10, 30, { server: 1.303, 'mysql001-primary': 1.092, etcd: 0.025, redis: 0.002, memcached: 0.002, 'mysql002-primary': 0 }),
+    }),
+  ]);
+  assert.equal(t!.met, false);
+  assert.deepEqual(
+    t!.aboveFlat!.map((e) => [e.tier, e.ours, e.flat, e.above]),
+    [
+      ['mysql', 1.955, 1.092, 0.863],
+      ['gateway', 2.144, 1.303, 0.841],
+      ['redis', 0.286, 0.002, 0.284],
+      ['etcd', 0.042, 0.025, 0.017],
+      ['memcached', 0.003, 0.002, 0.001],
+    ],
+  );
+  assert.deepEqual(t!.aboveFlat!.map((e) => e.why), t!.aboveFlat!.map((e) => WRITE_REASONS[e.tier]));
+  assert.match(WRITE_REASONS.mysql!, /two local transactions on two hosts/);
+});
+
+test('a write target met, or a read target missed, carries no excess; a tier without a reason says so', () => {
+  const [met] = targetsOf([
+    scenario('like-unlike', true, { ours: m(500, 2, 4, { server: 0.5, 'mysql001-primary': 0.5 }), flat: m(500, 2, 4, { server: 0.6, 'mysql001-primary': 0.5 }) }),
+  ]);
+  assert.deepEqual([met!.met, met!.aboveFlat], [true, undefined]);
+  const read = targetsOf([scenario('profile', false, { ours: m(900, 1, 2, { server: 2 }), flat: m(900, 1, 2, { server: 1 }) })]);
+  assert.deepEqual(read.map((x) => x.aboveFlat), [undefined, undefined, undefined]);
+  const cpu = (byProcess: Record<string, number>) => ({ total: Object.values(byProcess).reduce((a, b) => a + b, 0), byProcess, loadGenerator: null });
+  assert.deepEqual(aboveFlat(cpu({ 'worker-1': 0.2, server: 0.1 }), cpu({ server: 0.3 }), {}), [
+    { tier: 'worker', ours: 0.2, flat: 0, above: 0.2, why: 'no reason recorded for this tier' },
+  ]);
 });
