@@ -484,6 +484,8 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
   const listedBy = new Map<string, string>();
   for (const o of objects) for (const ref of o.refs) if (ref.listedIn !== null) listedBy.set(ref.listedIn, `${o.name}.${ref.field}`);
   const relatedBy = new Set(mutations.filter((m) => m.action === 'RELATE').map((m) => m.relation));
+  // A list of an owned object (a collection's pins) is written by its owner, as the viewer's own lists are.
+  const owned = new Set(objects.filter((o) => o.refs.some((r) => r.owner)).map((o) => o.key));
 
   const writerOf = (r: Omit<RelationDef, 'writer'>): RelationWriter | undefined => {
     if (listedBy.has(r.table)) return 'REF';
@@ -514,7 +516,9 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
     if (writer === undefined) problems.at(args.at('table'), `${where}: nothing writes it, expected a @ref(listedIn:) or a @relate mutation naming it, or an inverse written by one`);
     if (writer === 'REF' && relatedBy.has(r.table)) problems.at(args.at('table'), `${where}: written both by ${listedBy.get(r.table)} and by a @relate mutation, expected one writer`);
     if (writer === 'REF' && r.inverse !== null) problems.at(args.at('inverse'), `${where}: a list written by ${listedBy.get(r.table)} has inverse ${r.inverse}, expected none`);
-    if (writer === 'VIEWER' && nameOf.has(viewer) && r.from !== viewer) problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) as its from side`);
+    if (writer === 'VIEWER' && nameOf.has(viewer) && r.from !== viewer && !owned.has(r.from)) {
+      problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) or an owned type (one with @ref(owner: true)) as its from side`);
+    }
     return { ...r, writer: writer ?? 'REF' };
   });
 }
@@ -578,13 +582,16 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
 function checkMutations(problems: Problems, mutations: readonly MutationDef[], relations: readonly RelationDef[], objects: readonly ObjectDef[], viewer: string, declared: Declared): void {
   const byTable = new Map(relations.map((r) => [r.table, r]));
   const nameOf = new Map(objects.map((o) => [o.key, o.name]));
+  const owned = new Set(objects.filter((o) => o.refs.some((r) => r.owner)).map((o) => o.key));
   for (const m of mutations) {
     if (m.relation === null || m.relation === '') continue;
     const a = declared.mutations.get(m)!;
     const r = byTable.get(m.relation);
     if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${m.relation} names no relation, expected the table of a @relation${m.action === 'REORDER' ? ' with order: OWNER' : ` from the viewer (${nameOf.get(viewer) ?? viewer})`}`);
     else if (m.action === 'REORDER' && r.order !== 'OWNER') problems.at(a.at('relation'), `${a.where}: ${m.relation} is in time order only, expected a relation with the owner's order (@relation(order: OWNER))`);
-    else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer})`);
+    else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer && !owned.has(r.from)) {
+      problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer}) or from an owned type (one with @ref(owner: true))`);
+    }
   }
   for (const o of objects) {
     const deletes = mutations.find((m) => m.action === 'DELETE' && m.type === o.key);
