@@ -205,6 +205,8 @@ interface Declared {
   readonly viewerEdges: Map<ObjectDef['viewerEdges'][number], ArgReader>;
   readonly refs: Map<RefDef, ArgReader>;
   readonly mutations: Map<MutationDef, ArgReader>;
+  /** The arguments each mutation's field takes. */
+  readonly mutationArgs: Map<MutationDef, readonly string[]>;
 }
 
 /** Each file parsed as its own source (its definitions keep their file's name and lines), then joined. */
@@ -257,7 +259,7 @@ export function parseModel(sdl: string | readonly ModelFile[]): ModelData {
   const viewer = viewerField ? objectRef(viewerField.type, 'Query.viewer', namedType(viewerField.type)) : '';
   if (!viewerField) problems.at(query, `${query ? 'Query has no field viewer' : 'no type Query'}, expected Query.viewer naming the type of the viewer`);
 
-  const declared: Declared = { objects: new Map(), counts: new Map(), viewerEdges: new Map(), refs: new Map(), mutations: new Map() };
+  const declared: Declared = { objects: new Map(), counts: new Map(), viewerEdges: new Map(), refs: new Map(), mutations: new Map(), mutationArgs: new Map() };
   const objects: ObjectDef[] = [];
   const relations: PendingRelation[] = [];
   for (const t of declaredTypes) objects.push(readObject(t, types, problems, objectRef, relations, declared));
@@ -459,6 +461,7 @@ function readMutation(f: FieldDefinitionNode, problems: Problems, objectRef: (no
   }
   const m: MutationDef = { name, action, type: typeName === null ? null : typeName === '' ? '' : objectRef(a.at('type'), a.where, typeName), relation, argument };
   declared.mutations.set(m, a);
+  declared.mutationArgs.set(m, fieldArgs);
   return m;
 }
 
@@ -591,6 +594,9 @@ function checkMutations(problems: Problems, mutations: readonly MutationDef[], r
     else if (m.action === 'REORDER' && r.order !== 'OWNER') problems.at(a.at('relation'), `${a.where}: ${m.relation} is in time order only, expected a relation with the owner's order (@relation(order: OWNER))`);
     else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer && !owned.has(r.from)) {
       problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer}) or from an owned type (one with @ref(owner: true))`);
+    } else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer && !declared.mutationArgs.get(m)!.includes(`${r.from}Id`)) {
+      // A list of an owned object is named by `<from>Id`, as @reorder's is (mutationResolvers.ts).
+      problems.at(a.at('relation'), `${a.where}: ${m.relation} is a list of ${nameOf.get(r.from) ?? r.from}, and ${m.name} takes no ${r.from}Id, expected an argument ${r.from}Id naming the ${nameOf.get(r.from) ?? r.from} whose list it changes`);
     }
   }
   for (const o of objects) {
