@@ -26,7 +26,7 @@ import { freshEnv, testStackDir, type TestEnv } from '../helpers/env.ts';
 import { codes, type GqlResult } from '../helpers/gateway.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { createUsers, startLoad, type LoadUser } from '../helpers/load.ts';
-import { runCli } from '../helpers/workers.ts';
+import { runCli, startWorkerProcess } from '../helpers/workers.ts';
 
 const KEY = '/shardql-test/modelCollection/topology';
 const COLLECTION_TYPE = 5;
@@ -159,6 +159,11 @@ describe('A model grown by its SDL alone: Collection', () => {
         assert.deepEqual(rows.map((r) => String(r.t)).sort(), [...NEW_TABLES].sort(), `shard ${shard} has the new tables`);
       }
       gateway = await startGatewayProcess(env, { topologyKey: KEY, vars: { SHARDQL_MODEL: model } });
+      // A worker of the grown model starts on the new map too (its type numbers checked at start).
+      const worker = await startWorkerProcess({ SHARDQL_STACK_DIR: testStackDir(), SHARDQL_TOPOLOGY_KEY: KEY, SHARDQL_MODEL: model, SHARDQL_QUEUE_PREFIX: 'modelCollection' });
+      assert.ok(worker.logs.some((l) => l.event === 'worker_started'), JSON.stringify(worker.logs));
+      worker.child.kill('SIGKILL');
+      await worker.exited;
     } finally {
       const stats = await load.stop();
       assert.deepEqual(stats.failures, [], 'no request failed while the model grew');
