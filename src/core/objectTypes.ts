@@ -7,9 +7,9 @@ const SERVED = servedModel();
 
 /**
  * Object types and their type numbers in the ID, as the served model declares them
- * (`@object(typeNumber:)`, core/model/served.ts). Pinterest's pin is type 1 (see the seeds' test vector). The topology document repeats
- * this table and is refused if it disagrees, so a gateway never decodes IDs with another
- * deployment's numbering.
+ * (`@object(typeNumber:)`, core/model/served.ts). Pinterest's pin is type 1 (see the seeds' test
+ * vector). The topology document repeats this table and is refused if it disagrees, so a gateway
+ * never decodes IDs with another deployment's numbering.
  */
 export const OBJECT_TYPES = Object.fromEntries(SERVED.objects.map((o) => [o.key, o.typeNumber])) as {
   readonly [O in DeclaredObject as O['key']]: O['typeNumber'];
