@@ -125,6 +125,21 @@ function ok(r: GqlResult): Record<string, any> {
 const ids = (conn: { edges: { node: { id: string } }[] }): string[] => conn.edges.map((e) => e.node.id);
 
 describe('A model grown by its SDL alone: Collection', () => {
+  test('a wrong model is refused at start: file:line:column, exit 1, no stack trace', async () => {
+    const wrong = mkdtempSync(join(tmpdir(), 'shardql-model-wrong-'));
+    try {
+      for (const f of readdirSync(model)) copyFileSync(join(model, f), join(wrong, f));
+      const sdl = readFileSync(join(wrong, 'schema.graphql'), 'utf8');
+      writeFileSync(join(wrong, 'schema.graphql'), sdl.replace(`typeNumber: ${COLLECTION_TYPE}, table: "collections"`, 'typeNumber: 1, table: "collections"'));
+      const r = await runCli({ SHARDQL_STACK_DIR: testStackDir(), SHARDQL_TOPOLOGY_KEY: KEY, SHARDQL_MODEL: wrong }, ['provision']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /schema\.graphql:\d+:\d+: Collection: type number 1 is already Pin's \(.*schema\.graphql:\d+\), expected a number no other type has/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    } finally {
+      rmSync(wrong, { recursive: true, force: true });
+    }
+  });
+
   test('the grown model is refused by a topology that does not list its new type number', async () => {
     let message = '';
     try {
