@@ -12,6 +12,8 @@
  *
  * Exit status: 0 success, 1 failure (one line on stderr; SHARDQL_DEBUG=1 adds the stack), 2 usage.
  */
+// First: the model every other module derives from (SHARDQL_MODEL), chosen and read before they load.
+import './cli/servedModel.ts';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';

@@ -665,6 +665,7 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_ETCD_USERNAME', readBy: ['gateway', 'worker', 'cli'] },
   { name: 'SHARDQL_ETCD_PASSWORD', readBy: ['gateway', 'worker', 'cli'] },
   { name: 'SHARDQL_ETCD_TLS_CA', readBy: ['gateway', 'worker', 'cli'] },
+  { name: 'SHARDQL_MODEL', readBy: ['gateway', 'worker', 'cli'] },
   { name: 'SHARDQL_TOPOLOGY_KEY', readBy: ['gateway', 'worker', 'cli'] },
   { name: 'SHARDQL_TOPOLOGY_REFRESH_MS', readBy: ['gateway', 'worker'] },
   { name: 'SHARDQL_MYSQL_USER', readBy: ['gateway', 'worker', 'cli'] },

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CacheStats } from './cache/cacheStats.ts';
-import { DECLARED } from './core/model/declared.ts';
+import { servedModel } from './core/model/served.ts';
 import { sampleQuery } from './core/model/sampleQuery.ts';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -90,7 +90,7 @@ export interface GatewayOptions {
 }
 
 /** GraphiQL's first query: the viewer's page, derived from the declared model. */
-export const SAMPLE_QUERY = sampleQuery(DECLARED);
+export const SAMPLE_QUERY = sampleQuery(servedModel());
 
 /**
  * The composition root: reads nothing from the environment itself (config comes in), builds every

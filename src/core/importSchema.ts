@@ -11,7 +11,7 @@
  *     "timeUnit": "s" }
  */
 import { createHash } from 'node:crypto';
-import { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 import { normalizeLookupKey } from './modShard.ts';
 import { REF_FIELDS } from './objectRefs.ts';
 import type { ObjectType } from './objectTypes.ts';
@@ -261,7 +261,7 @@ const RESERVED_FIELDS = new Set([
   'active',
   'email',
   ...Object.values(REF_FIELDS),
-  ...DECLARED.objects.flatMap((o) => o.stored.filter((f) => f.uniqueIn !== null).map((f) => f.key)),
+  ...servedModel().objects.flatMap((o) => o.stored.filter((f) => f.uniqueIn !== null).map((f) => f.key)),
 ]);
 
 /** A source row's cell as the product stores it: JSON-able, strings as they are. */

@@ -12,7 +12,7 @@
  * original). Pure: no I/O.
  */
 import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from './mappings.ts';
-import { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 import type { RefDelete } from './model/model.ts';
 import type { ObjectRefs } from './objectRefs.ts';
 import type { ObjectType } from './objectTypes.ts';
@@ -34,11 +34,11 @@ export interface Listing {
 }
 
 /** Every listing of the model, in declaration order (types, then their fields). */
-export const LISTINGS: readonly Listing[] = DECLARED.objects.flatMap((o) =>
+export const LISTINGS: readonly Listing[] = servedModel().objects.flatMap((o) =>
   o.refs.flatMap((r): Listing[] =>
     r.listedIn === null
       ? []
-      : [{ type: o.key, field: r.field as keyof ObjectRefs, key: r.key, table: r.listedIn as MappingTable, to: r.to as ObjectType, onDelete: r.onDelete }],
+      : [{ type: o.key as ObjectType, field: r.field as keyof ObjectRefs, key: r.key, table: r.listedIn as MappingTable, to: r.to as ObjectType, onDelete: r.onDelete }],
   ),
 );
 
@@ -140,7 +140,8 @@ export function listedEdges(type: ObjectType, refs: ObjectRefs, onDelete: RefDel
  *   viewerRelationTo('pin')  // { forward: 'user_likes_pins', reverse: 'pin_liked_by_users' }
  */
 export function viewerRelationTo(to: ObjectType): { forward: MappingTable; reverse: MappingTable } | undefined {
-  const found = DECLARED.relations.filter((r) => r.writer === 'VIEWER' && r.from === DECLARED.viewer && r.to === to && r.inverse !== null);
+  const model = servedModel();
+  const found = model.relations.filter((r) => r.writer === 'VIEWER' && r.from === model.viewer && r.to === to && r.inverse !== null);
   if (found.length !== 1) return undefined;
   return { forward: found[0]!.table as MappingTable, reverse: found[0]!.inverse as MappingTable };
 }

@@ -1,8 +1,9 @@
-import { DECLARED } from './model/declared.ts';
+import type { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 import type { ObjectType } from './objectTypes.ts';
 
 /**
- * Every mapping table, as the model declares them (`@relation` in schema/): `(from_id, to_id,
+ * Every mapping table, as the served model declares them (`@relation`, core/model/served.ts): `(from_id, to_id,
  * sequence)` on the shard of `from_id`, one direction each. `reverse` names the table holding the
  * other direction (on the other object's shard), so a write knows both halves it must keep in step.
  * The count of a list is kept under the table's own name.
@@ -16,16 +17,17 @@ export interface MappingSpec {
 }
 
 type DeclaredRelation = (typeof DECLARED.relations)[number];
+const SERVED = servedModel();
 
 export const MAPPINGS = Object.fromEntries(
-  DECLARED.relations.map((r): [string, MappingSpec] => [
+  SERVED.relations.map((r): [string, MappingSpec] => [
     r.table,
-    { from: r.from, to: r.to, ...(r.inverse !== null ? { reverse: r.inverse } : {}), ...(r.order === 'OWNER' ? { ordered: true } : {}) },
+    { from: r.from as ObjectType, to: r.to as ObjectType, ...(r.inverse !== null ? { reverse: r.inverse } : {}), ...(r.order === 'OWNER' ? { ordered: true } : {}) },
   ]),
 ) as { readonly [R in DeclaredRelation as R['table']]: MappingSpec & { readonly from: R['from']; readonly to: R['to'] } };
 
 export type MappingTable = DeclaredRelation['table'];
-export const MAPPING_TABLES = DECLARED.relations.map((r) => r.table) as readonly MappingTable[] as MappingTable[];
+export const MAPPING_TABLES = SERVED.relations.map((r) => r.table) as MappingTable[];
 
 export function mappingSpec(table: MappingTable): MappingSpec {
   return MAPPINGS[table];
@@ -40,7 +42,7 @@ export function reverseOf(table: MappingTable): MappingTable | undefined {
  * The side of each two-sided relation written first (the viewer's, through its @relate mutation):
  * the truth its reverse mirrors.
  */
-export const AUTHORITATIVE_TABLES: readonly MappingTable[] = DECLARED.relations.filter((r) => r.writer === 'VIEWER').map((r) => r.table);
+export const AUTHORITATIVE_TABLES: readonly MappingTable[] = SERVED.relations.filter((r) => r.writer === 'VIEWER').map((r) => r.table as MappingTable);
 
 /** Whether `table` is the mirror of another (its rows, sequences included, copy the authoritative side). */
 export function isMirror(table: MappingTable): boolean {

@@ -8,7 +8,8 @@
  * A field the blob lacks, or holds as something other than a string, is null (or '' where the
  * schema says non-null).
  */
-import { DECLARED } from './model/declared.ts';
+import type { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 import type { StoredFieldDef } from './model/model.ts';
 import type { ObjectType } from './objectTypes.ts';
 
@@ -16,7 +17,7 @@ type DeclaredStored = (typeof DECLARED.objects)[number]['stored'][number];
 
 export type ObjectFields = { readonly [F in DeclaredStored as F['field']]?: string | null };
 
-const STORED = new Map<string, readonly StoredFieldDef[]>(DECLARED.objects.map((o) => [o.key, o.stored]));
+const STORED = new Map<string, readonly StoredFieldDef[]>(servedModel().objects.map((o) => [o.key, o.stored]));
 
 /** The fields of an object of `type` with blob `data` (a new object; the blob is not changed). */
 export function objectFields(type: ObjectType, data: Readonly<Record<string, unknown>>): ObjectFields {

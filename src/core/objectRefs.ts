@@ -5,7 +5,8 @@
  *
  *   decodeRefs({ board_id: '241294492511762325', title: 'x' })  // { board: 241294492511762325n }
  */
-import { DECLARED } from './model/declared.ts';
+import type { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 
 type DeclaredRef = (typeof DECLARED.objects)[number]['refs'][number];
 
@@ -13,7 +14,7 @@ type DeclaredRef = (typeof DECLARED.objects)[number]['refs'][number];
 export type ObjectRefs = { readonly [R in DeclaredRef as R['field']]?: bigint };
 
 /** Blob field of each reference (the model checks that one field name means one key in every type). */
-export const REF_FIELDS = Object.fromEntries(DECLARED.objects.flatMap((o) => o.refs.map((r) => [r.field, r.key]))) as {
+export const REF_FIELDS = Object.fromEntries(servedModel().objects.flatMap((o) => o.refs.map((r) => [r.field, r.key]))) as {
   readonly [R in DeclaredRef as R['field']]: R['key'];
 };
 

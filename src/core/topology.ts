@@ -1,11 +1,11 @@
 import { ShardqlError } from './errors.ts';
 import { ID_LAYOUT, MAX_SHARD, MAX_TYPE } from './ids.ts';
-import { DECLARED } from './model/declared.ts';
+import { servedModel } from './model/served.ts';
 import { compareTypeNumbers, type DeclaredType } from './model/typeNumbers.ts';
 import { OBJECT_TYPES } from './objectTypes.ts';
 
 /** The model this process serves: its type numbers must be the topology's. */
-const MODEL_TYPES: readonly DeclaredType[] = DECLARED.objects;
+const MODEL_TYPES: readonly DeclaredType[] = servedModel().objects;
 
 /**
  * The topology document, as published to etcd. Example (the seeds' layout, 2 hosts):

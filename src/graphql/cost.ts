@@ -21,7 +21,8 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
-import { DECLARED } from '../core/model/declared.ts';
+import { servedModel } from '../core/model/served.ts';
+import type { ObjectDef } from '../core/model/model.ts';
 import { checkPageArgs, checkPageSize } from '../core/validate.ts';
 import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
 import { GROUP_ACTORS, LATEST_ACTIVITY_READS } from './activity.ts';
@@ -95,8 +96,8 @@ export const DEFAULT_EVENTS_KEPT_PER_KIND = 1000;
 const isConnection = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Connection') && 'edges' in t.getFields();
 const isEdge = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Edge') && 'node' in t.getFields();
 /** `Type.field` of each declared count (`@count`), viewer flag (`@viewerEdge`) and unique field (`@stored(unique:)`). */
-const fieldsOf = (pick: (o: (typeof DECLARED.objects)[number]) => readonly { readonly field: string }[]): ReadonlySet<string> =>
-  new Set(DECLARED.objects.flatMap((o) => pick(o).map((f) => `${o.name}.${f.field}`)));
+const fieldsOf = (pick: (o: ObjectDef) => readonly { readonly field: string }[]): ReadonlySet<string> =>
+  new Set(servedModel().objects.flatMap((o) => pick(o).map((f) => `${o.name}.${f.field}`)));
 const COUNT_FIELDS = fieldsOf((o) => o.counts);
 const VIEWER_FLAGS = fieldsOf((o) => o.viewerEdges);
 const UNIQUE_FIELDS = fieldsOf((o) => o.stored.filter((f) => f.uniqueIn !== null));

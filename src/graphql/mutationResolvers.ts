@@ -93,7 +93,12 @@ function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefi
     case 'RELATE':
     case 'UNRELATE': {
       const relation = relationDef(model, m.relation!);
-      return (_, args, ctx, info) => ctx.writes.model.relate(m.name, ctx.viewerId, idArg(ctx, args[m.argument!], relation.to), ctx.op, relating(ctx, info));
+      // A list of an owned object (not the viewer's own) is named by `<from>Id`, as @reorder's is.
+      const listArg = relation.from === model.viewer ? undefined : `${relation.from}Id`;
+      return (_, args, ctx, info) => {
+        const listOwner = listArg === undefined ? undefined : idArg(ctx, args[listArg], relation.from);
+        return ctx.writes.model.relate(m.name, ctx.viewerId, idArg(ctx, args[m.argument!], relation.to), ctx.op, relating(ctx, info), listOwner);
+      };
     }
     case 'REORDER': {
       const relation = relationDef(model, m.relation!);

@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
 import { checkPageSize, checkUsername } from '../core/validate.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
-import { DECLARED } from '../core/model/declared.ts';
+import { servedModel } from '../core/model/served.ts';
 import { graphqlTypeNames, load, objectResolvers } from './modelResolvers.ts';
 import { deletePayload, idArg as id, idempotency, mutationResolvers } from './mutationResolvers.ts';
 import { pageInfoOf } from './connections.ts';
@@ -12,9 +12,9 @@ import type { GatewayContext } from './context.ts';
 type Args = Record<string, unknown>;
 type Resolver = (parent: StoredObject, args: Args, ctx: GatewayContext) => unknown;
 
-const MODELLED = objectResolvers(DECLARED);
-const GRAPHQL_TYPE = graphqlTypeNames(DECLARED);
-const DECLARED_MUTATIONS = mutationResolvers(DECLARED);
+const MODELLED = objectResolvers(servedModel());
+const GRAPHQL_TYPE = graphqlTypeNames(servedModel());
+const DECLARED_MUTATIONS = mutationResolvers(servedModel());
 
 function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;

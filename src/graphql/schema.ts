@@ -1,22 +1,20 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse, print } from 'graphql';
-import { PROJECT_ROOT } from '../core/projectRoot.ts';
+import { readModelFiles } from '../core/model/modelFiles.ts';
+import { servedModelFiles } from '../core/model/served.ts';
+import type { ModelFile } from '../core/model/parseModel.ts';
 import { withoutModel } from '../core/model/withoutModel.ts';
 
-/** The SDL in schema/*.graphql: the source of truth for the API and for the declared model. */
-export const SCHEMA_DIR = join(PROJECT_ROOT, 'schema');
-
-/** schema/*.graphql as written: the API with the model's directives on it (what `npm run model` reads). */
-export function loadDeclaration(dir: string = SCHEMA_DIR): string {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.graphql'))
-    .sort()
-    .map((f) => readFileSync(join(dir, f), 'utf8'))
-    .join('\n');
+/**
+ * The SDL of a model's directory (the vocabulary with it) as written: the API with the model's
+ * directives on it. Without `dir`: the model this process serves (SHARDQL_MODEL, core/model/served.ts),
+ * so the API and the tables always come from the same files.
+ */
+export function loadDeclaration(dir?: string): string {
+  const files: readonly ModelFile[] = dir === undefined ? servedModelFiles() : readModelFiles(dir);
+  return files.map((f) => f.body).join('\n');
 }
 
 /** The API the gateway serves: the declaration without the model's vocabulary. */
-export function loadTypeDefs(dir: string = SCHEMA_DIR): string {
+export function loadTypeDefs(dir?: string): string {
   return print(withoutModel(parse(loadDeclaration(dir))));
 }

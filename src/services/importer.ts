@@ -35,7 +35,7 @@ import {
 } from '../core/importSchema.ts';
 import { LISTINGS, listedEdges, listingsOf, viewerRelationTo, type Listing } from '../core/listings.ts';
 import type { MappingTable } from '../core/mappings.ts';
-import { DECLARED } from '../core/model/declared.ts';
+import { servedModel } from '../core/model/served.ts';
 import { decodeRefs } from '../core/objectRefs.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { ImportObject, NewEdge } from '../storage/importStore.ts';
@@ -95,7 +95,7 @@ export interface ImportDeps {
 const MAX_NOTES = 20;
 
 /** The viewer's type: the `from` side of every relation a viewer writes. */
-const DECLARED_VIEWER = DECLARED.viewer as ObjectType;
+const DECLARED_VIEWER = servedModel().viewer as ObjectType;
 
 /**
  * What each relation table of the source relates the viewer's type to; its mapping tables are the

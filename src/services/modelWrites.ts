@@ -124,19 +124,29 @@ export class ModelWrites {
   /**
    * `@relate` / `@unrelate`: the viewer's edge to the target. The viewer's side (authoritative) in
    * the first transaction with the intent, then the target's side mirrored from it
-   * (WriteExecutor.relate: three round trips). Adding twice is one edge.
+   * (WriteExecutor.relate: three round trips). Adding twice is one edge. A relation from an owned
+   * type (not the viewer's) takes `listOwner`, the object whose list it is: only its owner may.
    */
-  async relate(name: string, viewer: bigint | undefined, targetId: bigint, ctx: OpContext, opts: WriteOpts = {}): Promise<StoredObject> {
+  async relate(name: string, viewer: bigint | undefined, targetId: bigint, ctx: OpContext, opts: WriteOpts = {}, listOwner?: bigint): Promise<StoredObject> {
     const m = mutationDef(this.#model, name, 'RELATE', 'UNRELATE');
     const op = m.action === 'RELATE' ? 'add' : 'remove';
     const relation = relationDef(this.#model, m.relation!);
     const viewerId = this.viewerId(viewer);
-    // The viewer and the target in one read (one cache round trip when both are cached).
-    const both = await this.#s.objects.getMany([viewerId, targetId], ctx);
-    const me = this.checkViewer(both.get(viewerId));
-    const target = both.get(targetId);
+    const ownList = relation.from !== this.#model.viewer;
+    if (ownList && listOwner === undefined) throw new ShardqlError('INVALID_ARGUMENT', `${name} needs ${relation.from}Id, the ${relation.from} whose list it changes`);
+    // The viewer, the target (and the list's owner) in one read (one cache round trip when cached).
+    const read = await this.#s.objects.getMany(ownList ? [viewerId, targetId, listOwner!] : [viewerId, targetId], ctx);
+    const me = this.checkViewer(read.get(viewerId));
+    const target = read.get(targetId);
     if (!target || target.type !== relation.to || (op === 'add' && !isActive(target))) {
       throw new ShardqlError('NOT_FOUND', `No ${relation.to} with ID ${targetId}`, op === 'add' ? { id: formatId(targetId) } : {});
+    }
+    let from = me.id;
+    if (ownList) {
+      const list = read.get(listOwner!);
+      if (!list || list.type !== relation.from || !isActive(list)) throw new ShardqlError('NOT_FOUND', `No ${relation.from} with ID ${listOwner}`, { id: formatId(listOwner!) });
+      checkOwner(this.#model, list, me.id);
+      from = list.id;
     }
     const hooks = this.#hooks.relation?.[relation.table];
     hooks?.check?.({ op, viewer: me.id, target });
@@ -144,8 +154,8 @@ export class ModelWrites {
     const records = hooks?.records?.({ op, viewer: me.id, target, owner: ownerOf(this.#model, target), sequence }) ?? {};
     const plan: RelationPlan<StoredObject> = {
       kind: `${op}:${relation.table}`,
-      args: { target: formatId(targetId) },
-      change: relationChange(relation, op, me.id, targetId, sequence),
+      args: ownList ? { target: formatId(targetId), from: formatId(from) } : { target: formatId(targetId) },
+      change: relationChange(relation, op, from, targetId, sequence),
       ...(records.events ? { events: records.events } : {}),
       ...(records.notifies !== undefined ? { notifies: records.notifies } : {}),
       result: target,

@@ -205,7 +205,10 @@ export function checkOwner(model: ModelData, o: StoredObject, viewer: bigint): v
   if (ownerOf(model, o) !== viewer) throw new ShardqlError('FORBIDDEN', `Only the owner may change this ${o.type}`);
 }
 
-/** The viewer's edge a @relate / @unrelate writes: `relation(viewer → target)`, an add at `sequence`. */
-export function relationChange(relation: RelationDef, op: 'add' | 'remove', viewer: bigint, target: bigint, sequence: number): EdgeChange & { readonly sequence: number } {
-  return { op, table: relation.table as MappingTable, from: viewer, to: target, sequence };
+/**
+ * The edge a @relate / @unrelate writes: `relation(from → target)`, an add at `sequence`; `from` is
+ * the viewer, or the owned object whose list it is (a collection).
+ */
+export function relationChange(relation: RelationDef, op: 'add' | 'remove', from: bigint, target: bigint, sequence: number): EdgeChange & { readonly sequence: number } {
+  return { op, table: relation.table as MappingTable, from, to: target, sequence };
 }

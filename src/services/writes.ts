@@ -1,5 +1,5 @@
 import { formatId } from '../core/ids.ts';
-import { DECLARED } from '../core/model/declared.ts';
+import { servedModel } from '../core/model/served.ts';
 import type { Topology } from '../core/topology.ts';
 import { checkEmail, checkStored, checkUsername } from '../core/validate.ts';
 import type { Storage } from '../storage/index.ts';
@@ -58,7 +58,7 @@ export class ProductWrites {
     this.model = new ModelWrites({
       storage: deps.storage,
       topology: deps.topology,
-      model: DECLARED,
+      model: servedModel(),
       executor: this.#exec,
       hooks: productHooks({ storage: deps.storage, jobs: deps.jobs, log: deps.log }),
       now: deps.now,
@@ -84,7 +84,7 @@ export class ProductWrites {
     const username = checkUsername(input.username);
     const email = optional(input.email, (v) => checkEmail(v));
     const data: ObjectData = {};
-    const user = objectDef(DECLARED, DECLARED.viewer);
+    const user = objectDef(servedModel(), servedModel().viewer);
     const displayName = optional(input.displayName, (v) => checkStored(storedField(user, 'displayName'), v));
     const about = optional(input.about, (v) => checkStored(storedField(user, 'about'), v));
     if (displayName) data.displayName = displayName;
@@ -97,7 +97,7 @@ export class ProductWrites {
   }
 
   async updateViewer(viewer: bigint | undefined, input: { displayName?: string | null; about?: string | null }, ctx: OpContext = {}): Promise<StoredObject> {
-    const patch = updatePatch(objectDef(DECLARED, DECLARED.viewer), input);
+    const patch = updatePatch(objectDef(servedModel(), servedModel().viewer), input);
     const me = await this.model.viewer(viewer, ctx);
     return this.#s.objects.update(me.id, (cur) => applyPatch(cur.data, patch), ctx);
   }

@@ -1,4 +1,4 @@
-import { DECLARED } from '../core/model/declared.ts';
+import { servedModel } from '../core/model/served.ts';
 import type { ModelData } from '../core/model/model.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 
@@ -165,7 +165,7 @@ export function modelTables(model: Pick<ModelData, 'objects' | 'relations'>): Ma
 }
 
 /** Every table a shard database holds, by name: the model's (this deployment's unless given), then shardql's own. */
-export function shardTables(model: Pick<ModelData, 'objects' | 'relations'> = DECLARED): Map<string, string> {
+export function shardTables(model: Pick<ModelData, 'objects' | 'relations'> = servedModel()): Map<string, string> {
   const out = modelTables(model);
   out.set('counts', COUNTS_DDL);
   out.set('intents', INTENTS_DDL);

@@ -77,7 +77,10 @@ export type RelationOrder = 'TIME' | 'OWNER';
 
 /** Who writes a relation's edges. */
 export type RelationWriter =
-  /** The viewer, as the edge's `from` side, through a @relate / @unrelate mutation. */
+  /**
+   * A @relate / @unrelate mutation: the viewer's own edge (`from` is the viewer), or an edge of an
+   * object the viewer owns (`from` has an owner: a collection's pins), named by the argument `<from>Id`.
+   */
   | 'VIEWER'
   /** The other direction's write: this table mirrors its inverse, on the other object's shard. */
   | 'INVERSE'

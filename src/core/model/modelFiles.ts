@@ -1,13 +1,13 @@
 /**
  * The files of a model, read from its directory: its own *.graphql files and the vocabulary
- * (schema/model.graphql) unless the directory holds it, each named by its path from the project's
+ * (schema/model.graphql) unless the directory holds its own (a copy of schema/ does), each named by its path from the project's
  * root so that a problem reads `examples/qa/schema.graphql:41:37: …`. The only I/O of the model's
  * reading; parseModel.ts takes what this returns.
  *
  *   readModelFiles('examples/qa')  // [{ name: 'schema/model.graphql', … }, { name: 'examples/qa/schema.graphql', … }]
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { basename, join, relative, resolve, sep } from 'node:path';
 import { PROJECT_ROOT } from '../projectRoot.ts';
 import type { ModelFile } from './parseModel.ts';
 
@@ -21,7 +21,8 @@ export function readModelFiles(dir: string, root: string = PROJECT_ROOT): ModelF
     .filter((f) => f.endsWith('.graphql'))
     .sort()
     .map((f) => join(abs, f));
-  const paths = own.includes(VOCABULARY_FILE) ? own : [VOCABULARY_FILE, ...own];
+  // A directory holding its own model.graphql (schema/, or a copy of it) brings its vocabulary.
+  const paths = own.some((p) => basename(p) === basename(VOCABULARY_FILE)) ? own : [VOCABULARY_FILE, ...own];
   return paths.map((p) => {
     const rel = relative(root, p);
     return { name: rel.startsWith('..') ? p : rel.split(sep).join('/'), body: readFileSync(p, 'utf8') };

@@ -205,6 +205,8 @@ interface Declared {
   readonly viewerEdges: Map<ObjectDef['viewerEdges'][number], ArgReader>;
   readonly refs: Map<RefDef, ArgReader>;
   readonly mutations: Map<MutationDef, ArgReader>;
+  /** The arguments each mutation's field takes. */
+  readonly mutationArgs: Map<MutationDef, readonly string[]>;
 }
 
 /** Each file parsed as its own source (its definitions keep their file's name and lines), then joined. */
@@ -257,7 +259,7 @@ export function parseModel(sdl: string | readonly ModelFile[]): ModelData {
   const viewer = viewerField ? objectRef(viewerField.type, 'Query.viewer', namedType(viewerField.type)) : '';
   if (!viewerField) problems.at(query, `${query ? 'Query has no field viewer' : 'no type Query'}, expected Query.viewer naming the type of the viewer`);
 
-  const declared: Declared = { objects: new Map(), counts: new Map(), viewerEdges: new Map(), refs: new Map(), mutations: new Map() };
+  const declared: Declared = { objects: new Map(), counts: new Map(), viewerEdges: new Map(), refs: new Map(), mutations: new Map(), mutationArgs: new Map() };
   const objects: ObjectDef[] = [];
   const relations: PendingRelation[] = [];
   for (const t of declaredTypes) objects.push(readObject(t, types, problems, objectRef, relations, declared));
@@ -459,6 +461,7 @@ function readMutation(f: FieldDefinitionNode, problems: Problems, objectRef: (no
   }
   const m: MutationDef = { name, action, type: typeName === null ? null : typeName === '' ? '' : objectRef(a.at('type'), a.where, typeName), relation, argument };
   declared.mutations.set(m, a);
+  declared.mutationArgs.set(m, fieldArgs);
   return m;
 }
 
@@ -484,6 +487,8 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
   const listedBy = new Map<string, string>();
   for (const o of objects) for (const ref of o.refs) if (ref.listedIn !== null) listedBy.set(ref.listedIn, `${o.name}.${ref.field}`);
   const relatedBy = new Set(mutations.filter((m) => m.action === 'RELATE').map((m) => m.relation));
+  // A list of an owned object (a collection's pins) is written by its owner, as the viewer's own lists are.
+  const owned = new Set(objects.filter((o) => o.refs.some((r) => r.owner)).map((o) => o.key));
 
   const writerOf = (r: Omit<RelationDef, 'writer'>): RelationWriter | undefined => {
     if (listedBy.has(r.table)) return 'REF';
@@ -514,7 +519,9 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
     if (writer === undefined) problems.at(args.at('table'), `${where}: nothing writes it, expected a @ref(listedIn:) or a @relate mutation naming it, or an inverse written by one`);
     if (writer === 'REF' && relatedBy.has(r.table)) problems.at(args.at('table'), `${where}: written both by ${listedBy.get(r.table)} and by a @relate mutation, expected one writer`);
     if (writer === 'REF' && r.inverse !== null) problems.at(args.at('inverse'), `${where}: a list written by ${listedBy.get(r.table)} has inverse ${r.inverse}, expected none`);
-    if (writer === 'VIEWER' && nameOf.has(viewer) && r.from !== viewer) problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) as its from side`);
+    if (writer === 'VIEWER' && nameOf.has(viewer) && r.from !== viewer && !owned.has(r.from)) {
+      problems.at(args.at('table'), `${where}: a @relate mutation writes it from ${from ?? r.from}, expected the viewer's type (${nameOf.get(viewer) ?? viewer}) or an owned type (one with @ref(owner: true)) as its from side`);
+    }
     return { ...r, writer: writer ?? 'REF' };
   });
 }
@@ -578,13 +585,19 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
 function checkMutations(problems: Problems, mutations: readonly MutationDef[], relations: readonly RelationDef[], objects: readonly ObjectDef[], viewer: string, declared: Declared): void {
   const byTable = new Map(relations.map((r) => [r.table, r]));
   const nameOf = new Map(objects.map((o) => [o.key, o.name]));
+  const owned = new Set(objects.filter((o) => o.refs.some((r) => r.owner)).map((o) => o.key));
   for (const m of mutations) {
     if (m.relation === null || m.relation === '') continue;
     const a = declared.mutations.get(m)!;
     const r = byTable.get(m.relation);
     if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${m.relation} names no relation, expected the table of a @relation${m.action === 'REORDER' ? ' with order: OWNER' : ` from the viewer (${nameOf.get(viewer) ?? viewer})`}`);
     else if (m.action === 'REORDER' && r.order !== 'OWNER') problems.at(a.at('relation'), `${a.where}: ${m.relation} is in time order only, expected a relation with the owner's order (@relation(order: OWNER))`);
-    else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer) problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer})`);
+    else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer && !owned.has(r.from)) {
+      problems.at(a.at('relation'), `${a.where}: ${m.relation} runs from ${nameOf.get(r.from) ?? r.from}, expected a relation from the viewer (${nameOf.get(viewer) ?? viewer}) or from an owned type (one with @ref(owner: true))`);
+    } else if (m.action !== 'REORDER' && nameOf.has(viewer) && r.from !== viewer && !declared.mutationArgs.get(m)!.includes(`${r.from}Id`)) {
+      // A list of an owned object is named by `<from>Id`, as @reorder's is (mutationResolvers.ts).
+      problems.at(a.at('relation'), `${a.where}: ${m.relation} is a list of ${nameOf.get(r.from) ?? r.from}, and ${m.name} takes no ${r.from}Id, expected an argument ${r.from}Id naming the ${nameOf.get(r.from) ?? r.from} whose list it changes`);
+    }
   }
   for (const o of objects) {
     const deletes = mutations.find((m) => m.action === 'DELETE' && m.type === o.key);

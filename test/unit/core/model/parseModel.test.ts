@@ -383,6 +383,35 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
     });
   }
 
+  describe("a list of an owned object, written by its owner's @relate (a collection's pins)", () => {
+    const owned = GRAPH.replace(
+      '  moveNote(',
+      '  pinNote(folderId: ID!, noteId: ID!): Note! @relate(relation: "folder_pins_notes", argument: "noteId")\n  moveNote(',
+    )
+      .replace('@relation(table: "folder_has_notes", order: OWNER)', '@relation(table: "folder_has_notes", order: OWNER)\n  pinned(first: Int): NoteConnection! @relation(table: "folder_pins_notes", inverse: "note_pinned_in_folders")')
+      .replace('  viewerStarred:', '  pinnedIn(first: Int): FolderConnection! @relation(table: "note_pinned_in_folders", inverse: "folder_pins_notes")\n  viewerStarred:');
+
+    test('is authoritative (VIEWER) with its mirror (INVERSE), as the viewer\'s own relations are', () => {
+      const o = model(owned);
+      const rel = (t: string) => o.relations.find((r) => r.table === t)!;
+      assert.deepEqual([rel('folder_pins_notes').from, rel('folder_pins_notes').writer], ['folder', 'VIEWER']);
+      assert.deepEqual([rel('note_pinned_in_folders').from, rel('note_pinned_in_folders').writer], ['note', 'INVERSE']);
+      assert.deepEqual(o.mutations.find((x) => x.name === 'pinNote'), { name: 'pinNote', action: 'RELATE', type: null, relation: 'folder_pins_notes', argument: 'noteId' });
+    });
+
+    test('of a type nobody owns, is refused', () => {
+      const unowned = owned.replace('owner: Member @ref(key: "owner_id", owner: true,', 'owner: Member @ref(key: "owner_id", owner: false,');
+      const expected = `${at(unowned, '"folder_pins_notes", argument')}: Mutation.pinNote @relate: folder_pins_notes runs from Folder, expected a relation from the viewer (Member) or from an owned type (one with @ref(owner: true))`;
+      assert.ok(problems(unowned).includes(expected), problems(unowned).join('\n'));
+    });
+
+    test('without the argument naming the list (<from>Id), is refused', () => {
+      const nameless = owned.replace('pinNote(folderId: ID!, noteId: ID!)', 'pinNote(noteId: ID!)');
+      const expected = `${at(nameless, '"folder_pins_notes", argument')}: Mutation.pinNote @relate: folder_pins_notes is a list of Folder, and pinNote takes no folderId, expected an argument folderId naming the Folder whose list it changes`;
+      assert.deepEqual(problems(nameless), [expected]);
+    });
+  });
+
   test('an unknown type is reported once, where it is named, not again by every check that follows it', () => {
     const noteEdge = GRAPH.replace('type NoteEdge { node: Note! }', 'type NoteEdge { node: Note2! }');
     assert.deepEqual(problems(noteEdge), [
