@@ -548,8 +548,11 @@ async function main(): Promise<number> {
       const t = Date.now();
       const v = startChild('verify', [], ['import', '--from', url, '--name', LABEL, '--verify', '--json'], childEnv(target, targetDir, password));
       const code = await v.exited;
-      const out = JSON.parse(v.stdout.trim().split('\n').at(-1) ?? '{}') as { checked?: number; differences?: number; list?: { text: string }[] };
-      verify = { ms: Date.now() - t, checked: out.checked ?? 0, differences: out.differences ?? -1, first: (out.list ?? []).slice(0, 20).map((d) => d.text) };
+      const last = v.stdout.trim().split('\n').at(-1) ?? '';
+      // No JSON result (the CLI failed or was killed): a failed run whose report still keeps the imports' numbers.
+      const out = (last.startsWith('{') ? JSON.parse(last) : {}) as { checked?: number; differences?: number; list?: { text: string }[] };
+      const why = last.startsWith('{') ? [] : [`no JSON result (exit ${code}): ${(v.stderr || v.stdout).slice(-2000)}`];
+      verify = { ms: Date.now() - t, checked: out.checked ?? 0, differences: out.differences ?? -1, first: [...why, ...(out.list ?? []).slice(0, 20).map((d) => d.text)] };
       log(`verify: ${n(verify.checked)} checked in ${(verify.ms / 1000).toFixed(1)} s: ${verify.differences} differences (exit ${code})${verify.first.length ? `; first: ${verify.first.slice(0, 5).join(' | ')}` : ''}`);
       if (code !== 0 || verify.differences !== 0) failed = true;
       if (verify.checked !== counts.users! + counts.boards! + counts.pins!) {
