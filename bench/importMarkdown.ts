@@ -126,7 +126,7 @@ function machineLines(r: ImportReport): string[] {
       : ': the machine was quiet when the run began';
   return [
     `- **Machine**: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB memory, Node ${m.node}, ${m.os}`,
-    `- **Load**: 1-minute load average ${start.toFixed(2)} at the start, ${end.toFixed(2)} at the end${busy}; each run's mean is in its row below`,
+    `- **Load**: 1-minute load average ${start.toFixed(2)} at the start, ${end.toFixed(2)} at the end${busy} (each run's mean is in its row of the runs table)`,
   ];
 }
 
@@ -205,7 +205,7 @@ function cpuSection(r: ImportReport): string[] {
   return [
     '## CPU seconds per process',
     '',
-    "Each process's user + system time over the run (/proc/<pid>/stat); the `source` servers are the benchmark stack's,",
+    "Each process's user + system time over the run (`/proc/<pid>/stat`); the `source` servers are the benchmark stack's,",
     "the `target` ones the import's own stack's.",
     '',
     `| process | ${r.runs.map((run) => plural(run.workers, 'worker')).join(' | ')} |`,
@@ -223,10 +223,10 @@ function cpuSection(r: ImportReport): string[] {
 
 function verifySection(r: ImportReport): string[] {
   const v = r.verify;
-  if (v === null) return ['## --verify', '', 'Not run (`--no-verify`).'];
+  if (v === null) return ['## Verify', '', 'Not run (`--no-verify`).'];
   const result = v.differences === 0 ? '0 differences' : v.differences < 0 ? '**no result**' : `**${plural(v.differences, 'difference')}**`;
   return [
-    '## --verify',
+    '## Verify',
     '',
     `\`shardql import --verify\` of ${int(v.checked)} users, boards and pins (the source has ${int((r.source.rows.users ?? 0) + (r.source.rows.boards ?? 0) + (r.source.rows.pins ?? 0))}): ${secs(v.ms)}, ${result}.`,
     ...(v.first.length > 0 ? ['', 'First differences:', '', ...v.first.map((d) => `- ${d}`)] : []),

@@ -87,7 +87,7 @@ describe('Import benchmark page: a report as docs/benchmarks-import.md', () => {
     assert.ok(lines.includes('- **Machine**: 2 cores (AMD EPYC), 23.5 GiB memory, Node v20.20.2, Linux 6.1'));
     assert.ok(
       lines.includes(
-        "- **Load**: 1-minute load average 2.50 at the start, 3.13 at the end: **other work shared the machine** (≥ 1 at the start), so the rows/s below are lower than a quiet machine's; each run's mean is in its row below",
+        "- **Load**: 1-minute load average 2.50 at the start, 3.13 at the end: **other work shared the machine** (≥ 1 at the start), so the rows/s below are lower than a quiet machine's (each run's mean is in its row of the runs table)",
       ),
     );
     assert.ok(lines.includes('- **Source**: `bench_flat`, 4,234,569 rows (users 100,088, boards 189,875, pins 959,270)'));
@@ -152,7 +152,7 @@ describe('Import benchmark page: a report as docs/benchmarks-import.md', () => {
     assert.ok(bareLines.includes('Not run (`--no-verify`).'));
     assert.ok(bareLines.includes('| 2 | 169.7 s | 2.0 s | 50,000 | 26,500 | 4,445,228 | 15,300,000 | 1.87 | 2.2 | reached |'));
     assert.ok(bareLines.includes('The aim of 50,000 rows/s is reached: 50,000 rows/s at best.'));
-    assert.ok(bareLines.includes("- **Load**: 1-minute load average 0.20 at the start, 1.50 at the end: the machine was quiet when the run began; each run's mean is in its row below"));
+    assert.ok(bareLines.includes("- **Load**: 1-minute load average 0.20 at the start, 1.50 at the end: the machine was quiet when the run began (each run's mean is in its row of the runs table)"));
     assert.ok(!bare.includes('| pin-detail |'));
   });
 
