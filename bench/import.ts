@@ -22,14 +22,17 @@
  * (from the ledger), the CLI's progress lines (rows/s, ETA), the CPU seconds of every process
  * (workers, CLI, each mysqld, Redis) over the run, and, in the first run, a CPU profile of the
  * worker (node --cpu-prof) by package and by project file (bench/profile.ts). A report goes to
- * bench/results/import-<date>.json; a table to stdout. Exit 1 on any failure: the import's, a
- * difference `--verify` reports, or a scenario answer that differs.
+ * bench/results/import-<date>.json (with the machine's 1-minute load average at the start and the
+ * end: a shared machine shows there); a table to stdout; and, after a whole successful run (not
+ * `--workers 0`, `--no-verify` or `--no-scenarios`), the page docs/benchmarks-import.md from that
+ * report (bench/importMarkdown.ts). Exit 1 on any failure: the import's, a difference `--verify`
+ * reports, or a scenario answer that differs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
@@ -50,7 +53,8 @@ import { dropAllShards, provision } from '../src/storage/provision.ts';
 import { ShardAdmin } from '../src/storage/shardAdmin.ts';
 import { loadTopology, publishTopology } from '../src/topology/etcdTopology.ts';
 import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
-import { attribute, type Attribution, type CpuProfile } from './profile.ts';
+import { IMPORT_PAGE, importMarkdown, type ImportReport, type ImportRunReport, type ImportScenarioCheck, type ImportVerifyReport } from './importMarkdown.ts';
+import { attribute, type CpuProfile } from './profile.ts';
 import { firstDifference } from './report.ts';
 import { BOARD_PAGE, BOARD_WALK, buildScenarios, HOME_FEED, PIN_DETAIL, PROFILE, type ScenarioRequest } from './scenarios.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
@@ -77,6 +81,10 @@ const LABEL = 'benchimp';
 const QUEUE_PREFIX = 'shardql-bench-import';
 const READER = 'shardql_import_reader';
 const started = Date.now();
+/** The machine's 1-minute load average before this run added any work: other work on a shared machine shows here. */
+const LOAD_AT_START = loadavg()[0]!;
+/** This run's command line, as the report and the page state it. */
+const COMMAND = ['node', ...process.execArgv, relative(ROOT, process.argv[1] ?? 'bench/import.ts'), ...process.argv.slice(2)].join(' ');
 const log = (line: string): void => void process.stderr.write(`[bench:import ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
 const n = (v: number): string => Math.round(v).toLocaleString('en-US');
 
@@ -165,31 +173,6 @@ const SOURCE_TABLES = ['users', 'boards', 'pins', 'likes', 'follows', 'board_fol
 
 // --- one import run ---
 
-interface RunReport {
-  workers: number;
-  wallMs: number;
-  /** First chunk started → last chunk finished (what the CLI's rows/s is over). */
-  chunksMs: number;
-  planMs: number;
-  /** Rows read: every source row once, repins twice (as pins, then as repins). */
-  rowsRead: number;
-  rowsWritten: number;
-  rejected: number;
-  /** Source rows ÷ wall time (planning included). */
-  rowsPerSecond: number;
-  /** Rows read ÷ the chunks' span (what the CLI prints). */
-  rowsPerSecondOfChunks: number;
-  tables: { table: string; chunks: number; rowsRead: number; written: number; rejected: number; rowsPerSecond: number | null; ms: number }[];
-  phases: { phase: string; ms: number; rows: number; rowsPerSecond: number }[];
-  /** CPU seconds per process over the run, and their sum ÷ wall time (cores busy). */
-  cpu: Record<string, number>;
-  coresBusy: number;
-  /** Mean 1-minute load average of the machine during the run (other work on it shows here). */
-  loadAverage: number;
-  progressLines: string[];
-  profile?: Attribution & { file: string };
-}
-
 async function resetTarget(target: StackInfo, storage: Storage): Promise<void> {
   const topology = storage.router.topology;
   await dropAllShards(storage.router, topology);
@@ -220,7 +203,7 @@ function mysqldPids(status: Awaited<ReturnType<typeof stackStatus>>, prefix: str
   return out;
 }
 
-async function importRun(opts: { sourceRows: number; workers: number; source: StackInfo; sourceDir: string; target: StackInfo; targetDir: string; storage: Storage; url: string; password: string; profile: boolean }): Promise<RunReport> {
+async function importRun(opts: { sourceRows: number; workers: number; source: StackInfo; sourceDir: string; target: StackInfo; targetDir: string; storage: Storage; url: string; password: string; profile: boolean }): Promise<ImportRunReport> {
   const env = childEnv(opts.target, opts.targetDir, opts.password);
   const profileDir = mkdtempSync(join(tmpdir(), 'shardql-import-prof-'));
   const workers: Child[] = [];
@@ -303,7 +286,7 @@ async function importRun(opts: { sourceRows: number; workers: number; source: St
   for (const k of Object.keys(services)) cpu[k] = Math.round((after[k]! - before[k]!) * 10) / 10;
   const coresBusy = Object.values(cpu).reduce((s, v) => s + v, 0) / (wallMs / 1000);
 
-  let profile: RunReport['profile'];
+  let profile: ImportRunReport['profile'];
   if (opts.profile) {
     const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
     if (file) {
@@ -360,14 +343,7 @@ function translated(value: unknown, map: ReadonlyMap<string, string>): unknown {
   return out;
 }
 
-interface ScenarioCheck {
-  scenario: string;
-  compared: number;
-  same: number;
-  differences: string[];
-}
-
-async function scenarioCheck(opts: { source: StackInfo; target: StackInfo; info: DatasetInfo; targetStorage: Storage; flat: mysql.Connection }): Promise<{ checks: ScenarioCheck[]; skipped: string[] }> {
+async function scenarioCheck(opts: { source: StackInfo; target: StackInfo; info: DatasetInfo; targetStorage: Storage; flat: mysql.Connection }): Promise<{ checks: ImportScenarioCheck[]; skipped: string[] }> {
   const secret = `shardql-bench-import-${randomBytes(8).toString('hex')}`.padEnd(32, '.');
   const gatewayConfig = (stack: StackInfo, topologyKey: string): GatewayConfig => ({
     env: 'production',
@@ -469,10 +445,10 @@ async function scenarioCheck(opts: { source: StackInfo; target: StackInfo; info:
     }
     return after;
   };
-  const checks: ScenarioCheck[] = [];
+  const checks: ImportScenarioCheck[] = [];
   try {
     for (const input of inputs) {
-      const check: ScenarioCheck = { scenario: input.scenario, compared: 0, same: 0, differences: [] };
+      const check: ImportScenarioCheck = { scenario: input.scenario, compared: 0, same: 0, differences: [] };
       for (const r0 of input.requests) {
         const r1 = await translateReq(r0);
         let a: ScenarioRequest = r0;
@@ -552,7 +528,7 @@ async function main(): Promise<number> {
     const writable = await makePrimariesWritable(new ShardAdmin({ credentials: benchAdmin(target) }), doc);
     if (writable.failed.length > 0) throw new Error(`target primaries not writable: ${writable.failed.map((f) => `${f.host}: ${f.error}`).join('; ')}`);
 
-    const runs: RunReport[] = [];
+    const runs: ImportRunReport[] = [];
     for (const [i, w] of workerCounts.entries()) {
       log(`run ${i + 1}: resetting the target (${TARGET_SLOT.shards} shards ${TARGET_SLOT.shardBase}–${TARGET_SLOT.shardBase + TARGET_SLOT.shards - 1} + 64 mod shards on ${targetDir})`);
       await resetTarget(target, storage);
@@ -566,14 +542,17 @@ async function main(): Promise<number> {
       runs.push(r);
     }
 
-    let verify: { ms: number; checked: number; differences: number; first: string[] } | undefined;
+    let verify: ImportVerifyReport | undefined;
     if (!args['no-verify']) {
       log('verify: shardql import --verify over every user, board and pin');
       const t = Date.now();
       const v = startChild('verify', [], ['import', '--from', url, '--name', LABEL, '--verify', '--json'], childEnv(target, targetDir, password));
       const code = await v.exited;
-      const out = JSON.parse(v.stdout.trim().split('\n').at(-1) ?? '{}') as { checked?: number; differences?: number; list?: { text: string }[] };
-      verify = { ms: Date.now() - t, checked: out.checked ?? 0, differences: out.differences ?? -1, first: (out.list ?? []).slice(0, 20).map((d) => d.text) };
+      const last = v.stdout.trim().split('\n').at(-1) ?? '';
+      // No JSON result (the CLI failed or was killed): a failed run whose report still keeps the imports' numbers.
+      const out = (last.startsWith('{') ? JSON.parse(last) : {}) as { checked?: number; differences?: number; list?: { text: string }[] };
+      const why = last.startsWith('{') ? [] : [`no JSON result (exit ${code}): ${(v.stderr || v.stdout).slice(-2000)}`];
+      verify = { ms: Date.now() - t, checked: out.checked ?? 0, differences: out.differences ?? -1, first: [...why, ...(out.list ?? []).slice(0, 20).map((d) => d.text)] };
       log(`verify: ${n(verify.checked)} checked in ${(verify.ms / 1000).toFixed(1)} s: ${verify.differences} differences (exit ${code})${verify.first.length ? `; first: ${verify.first.slice(0, 5).join(' | ')}` : ''}`);
       if (code !== 0 || verify.differences !== 0) failed = true;
       if (verify.checked !== counts.users! + counts.boards! + counts.pins!) {
@@ -591,10 +570,12 @@ async function main(): Promise<number> {
     }
 
     const date = new Date().toISOString();
-    const report = {
+    const report: ImportReport = {
       tool: 'shardql-bench-import',
       date,
-      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+      command: COMMAND,
+      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: +(totalmem() / 2 ** 30).toFixed(1), node: process.version, os: `${type()} ${release()}` },
+      loadAverage1m: { start: LOAD_AT_START, end: loadavg()[0]! },
       source: { stackDir: sourceDir, database: SOURCE_SLOT.flatDatabase, rows: counts, total: sourceRows },
       target: { stackDir: targetDir, shards: `${TARGET_SLOT.shardBase}–${TARGET_SLOT.shardBase + TARGET_SLOT.shards - 1}`, hosts: target.mysql.hosts.length, topologyKey: TARGET_SLOT.topologyKey, queuePrefix: QUEUE_PREFIX, label: LABEL },
       chunkRows: args['chunk-rows'] ? Number(args['chunk-rows']) : 'default',
@@ -628,8 +609,15 @@ async function main(): Promise<number> {
       for (const c of scenarios.checks) out.push(`  ${c.scenario.padEnd(16)} ${c.same}/${c.compared} the same${c.differences.length ? `\n    ${c.differences.slice(0, 5).join('\n    ')}` : ''}`);
       for (const sk of scenarios.skipped) out.push(`  skipped ${sk}`);
     }
+    out.push('', `load average (1 min): ${report.loadAverage1m.start.toFixed(2)} at the start, ${report.loadAverage1m.end.toFixed(2)} at the end`);
     out.push('', `report: ${file}`, failed ? 'FAILED' : 'ok', '');
     process.stdout.write(out.join('\n'));
+    // The docs' one home of the latest import numbers: only a whole successful run replaces it (not
+    // --workers 0, --no-verify or --no-scenarios, which leave a part out, nor a failed run).
+    if (workerCounts.length > 0 && verify && scenarios && !failed) {
+      writeFileSync(join(ROOT, IMPORT_PAGE), importMarkdown(report, relative(ROOT, file)));
+      log(`page: ${IMPORT_PAGE}`);
+    }
     return failed ? 1 : 0;
   } finally {
     await storage.close();
