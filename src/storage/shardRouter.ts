@@ -155,13 +155,15 @@ export function cutByDeadline(err: unknown, clampedMs: number, statementTimeoutM
  * Anything else is a bug or bad SQL: rethrown as is, and masked at the edge.
  */
 function translate(err: unknown, shards: readonly number[]): unknown {
+  // A statement of no shard (a catalogue or mod-shard query) names no shard, and never its host.
+  const what = shards.length === 0 ? 'A database' : shards.length === 1 ? `Shard ${shards[0]}` : `Shards ${shards.join(', ')}`;
   const code = (err as { code?: unknown }).code;
   const errno = (err as { errno?: unknown }).errno;
   const isTimeout = err instanceof Error && /timeout/i.test(err.message) && (err as { fatal?: boolean }).fatal !== false;
   if ((typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || isTimeout) {
     return new ShardqlError(
       'SHARD_UNAVAILABLE',
-      `Shard ${shards.length === 1 ? shards[0] : shards.join(', ')} is unavailable; retry later`,
+      `${what} is unavailable; retry later`,
       { shards: [...shards] },
       { cause: err },
     );
@@ -170,7 +172,7 @@ function translate(err: unknown, shards: readonly number[]): unknown {
     // ER_OPTION_PREVENTS_STATEMENT / ER_READ_ONLY_MODE: the server is read-only (a replica or a demoted primary).
     return new ShardqlError(
       'SHARD_UNAVAILABLE',
-      `Shard ${shards.join(', ')} is read-only right now; retry later`,
+      `${what} is read-only right now; retry later`,
       { shards: [...shards], readOnly: true },
       { cause: err },
     );
