@@ -22,6 +22,7 @@ import {
   type SourceSchema,
   type SourceTable,
 } from '../core/importSchema.ts';
+import { isShardqlError } from '../core/errors.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
@@ -314,6 +315,26 @@ function deletesProgress(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord
   });
 }
 
+/** How often a chunk's comparison is tried when a database answers "retry later" (a busy host, a failover). */
+const VERIFY_ATTEMPTS = 5;
+
+/**
+ * Runs one read-only comparison again after a retryable refusal (SHARD_UNAVAILABLE: a connection
+ * or statement timed out on a busy host), with a growing pause, saying so on stderr; a verify of
+ * hours must not die of one slow statement.
+ */
+async function verifiedWithRetries<T>(ctx: CliContext, run: () => Promise<T>, what: string): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!(isShardqlError(err) && err.retryable) || attempt >= VERIFY_ATTEMPTS) throw err;
+      println(ctx.stderr, `verify: ${what}: ${err.message}; again in ${attempt} s (${attempt}/${VERIFY_ATTEMPTS - 1})`);
+      await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+    }
+  }
+}
+
 async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology: Topology, chunkRows: number, json: boolean): Promise<number> {
   const plan: ImportPlan = { ...(await planPass(setup, topology, null, chunkRows, false)), chunks: {} };
   const differences: Difference[] = [];
@@ -325,7 +346,7 @@ async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology:
     const worker = async (): Promise<void> => {
       while (next < ranges.length) {
         const r = ranges[next++]!;
-        const res = await verifyChunk({ storage, source: setup.source, plan }, t, r.range);
+        const res = await verifiedWithRetries(ctx, () => verifyChunk({ storage, source: setup.source, plan }, t, r.range), `${t} ${JSON.stringify(r.range)}`);
         checked += res.checked;
         differences.push(...res.differences);
       }
