@@ -12,7 +12,7 @@ import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import { refusalReason } from './auth/refusals.ts';
 import type { GatewayConfig } from './config.ts';
-import { checkTypesAtStart, type Topology } from './core/topology.ts';
+import type { Topology } from './core/topology.ts';
 import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { isShardqlError } from './core/errors.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
@@ -45,8 +45,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createStorage } from './storage/index.ts';
 import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
 import { SqlStats } from './storage/sqlStats.ts';
-import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
-import { TopologyWatcher } from './topology/topologyWatcher.ts';
+import { startWatchedTopology } from './topology/watchedTopology.ts';
 
 export interface RunningGateway {
   readonly url: string;
@@ -113,25 +112,14 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   // periodically; every valid new version is swapped in whole, an invalid one refused, and while
   // etcd is away the last good one serves. The gateway's entry in etcd says which revision it
   // serves: a shard move waits for every gateway to serve its pause before copying.
-  const etcd = createWatchingEtcdClient(config.etcdEndpoints, config.etcdAccess);
-  const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
-  const watcher = new TopologyWatcher({
-    source: etcdTopologySource(etcd, config.topologyKey),
+  const { etcd, presence, watcher } = await startWatchedTopology({
+    endpoints: config.etcdEndpoints,
+    access: config.etcdAccess,
+    topologyKey: config.topologyKey,
+    refreshIntervalMs: config.topologyRefreshMs,
     log,
-    ...(config.topologyRefreshMs !== undefined ? { refreshIntervalMs: config.topologyRefreshMs } : {}),
-    onSwap: (swap) => presence.update(swap.revision),
   });
-  try {
-    await watcher.start();
-    // The model must number every type the topology lists (a dropped type's number stays reserved).
-    checkTypesAtStart(watcher.current().doc);
-  } catch (err) {
-    await watcher.stop();
-    etcd.close();
-    throw err;
-  }
   const topology = (): Topology => watcher.current();
-  presence.start(watcher.revision());
 
   // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
   const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
-import { checkTypesAtStart, type Topology } from './core/topology.ts';
+import type { Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -25,8 +25,7 @@ import { createStorage } from './storage/index.ts';
 import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { faultAt } from './services/testFaults.ts';
-import { GatewayPresence, createWatchingEtcdClient, etcdTopologySource } from './topology/etcdTopologySource.ts';
-import { TopologyWatcher } from './topology/topologyWatcher.ts';
+import { startWatchedTopology } from './topology/watchedTopology.ts';
 
 export interface RunningWorker {
   /** `host-pid`. */
@@ -40,29 +39,14 @@ async function holdWhile(redis: { exists(key: string): Promise<number> }, key: s
 }
 
 export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
-  const etcd = createWatchingEtcdClient(config.etcdEndpoints, config.etcdAccess);
-  const presence = new GatewayPresence({ etcd, topologyKey: config.topologyKey, log });
-  let current: Topology;
-  const watcher = new TopologyWatcher({
-    source: etcdTopologySource(etcd, config.topologyKey),
+  const { etcd, presence, watcher } = await startWatchedTopology({
+    endpoints: config.etcdEndpoints,
+    access: config.etcdAccess,
+    topologyKey: config.topologyKey,
+    refreshIntervalMs: config.topologyRefreshMs,
     log,
-    ...(config.topologyRefreshMs !== undefined ? { refreshIntervalMs: config.topologyRefreshMs } : {}),
-    onSwap: (swap) => {
-      current = swap.topology;
-      presence.update(swap.revision);
-    },
   });
-  try {
-    await watcher.start();
-    // The model must number every type the topology lists (a dropped type's number stays reserved).
-    checkTypesAtStart(watcher.current().doc);
-  } catch (err) {
-    await watcher.stop();
-    etcd.close();
-    throw err;
-  }
-  current = watcher.current();
-  presence.start(watcher.revision());
+  const current = (): Topology => watcher.current();
 
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
@@ -72,7 +56,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   if (layers.memcachedError !== undefined) log('memcached_unavailable', { memcached: config.memcached.servers, error: layers.memcachedError }, 'error');
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: every write waits for the repair pass' }, 'error');
   const storage = createStorage({
-    topology: () => current,
+    topology: current,
     credentials: config.mysql,
     ...(config.events ? { events: config.events } : {}),
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
@@ -81,7 +65,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     onReadOnly: () => void watcher.refresh(),
   });
   // Claims are hashed over the mod-shard count: a map whose count the mod-shard databases do not record is refused (read once, here).
-  await assertModShardCountRecorded(storage.router, current, {
+  await assertModShardCountRecorded(storage.router, current(), {
     onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
   }).catch(async (err: unknown) => {
     await storage.close();
@@ -114,7 +98,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     stalledCheckMs: workerConfig.stalledCheckMs,
     storage,
     importSources: sources,
-    topology: () => current,
+    topology: current,
     jobs,
     ...(config.testFault ? { writeFaults: faultAt(config.testFault) } : {}),
     feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
