@@ -297,7 +297,7 @@ export function importMarkdown(report: ImportReport, source: string): string {
     'What this page is for: the numbers of the latest full `npm run bench:import`, as its report holds them. What',
     'the import benchmark does and how to read it is in [benchmarks.md](benchmarks.md#import).',
     '',
-    `- **Run**: ${when}, ${report.totalSeconds} s in all${report.failed ? ' — **the run failed**' : ''}; report \`${source}\``,
+    `- **Run**: ended ${when}, ${report.totalSeconds} s in all${report.failed ? ' — **the run failed**' : ''}; report \`${source}\``,
     `- **Command**: \`${report.command}\``,
     ...machineLines(report),
     `- **Source**: \`${report.source.database}\`, ${int(report.source.total)} rows (${rows})`,

@@ -82,7 +82,7 @@ describe('Import benchmark page: a report as docs/benchmarks-import.md', () => {
   });
 
   test('states the date, the command, the machine, its load, the source and the target', () => {
-    assert.ok(lines.includes('- **Run**: 2026-11-24 06:28 UTC, 512 s in all; report `bench/results/import-2026-11-24T06-28-41-123Z.json`'));
+    assert.ok(lines.includes('- **Run**: ended 2026-11-24 06:28 UTC, 512 s in all; report `bench/results/import-2026-11-24T06-28-41-123Z.json`'));
     assert.ok(lines.includes('- **Command**: `node --import tsx bench/import.ts --no-profile`'));
     assert.ok(lines.includes('- **Machine**: 2 cores (AMD EPYC), 23.5 GiB memory, Node v20.20.2, Linux 6.1'));
     assert.ok(
