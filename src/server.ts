@@ -43,7 +43,7 @@ import { faultAt } from './services/testFaults.ts';
 import type { Tracing } from './telemetry/tracing.ts';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createStorage } from './storage/index.ts';
-import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
+import { checkModShardCountAtStart } from './storage/modShardCountRecord.ts';
 import { SqlStats } from './storage/sqlStats.ts';
 import { startWatchedTopology } from './topology/watchedTopology.ts';
 
@@ -112,14 +112,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   // periodically; every valid new version is swapped in whole, an invalid one refused, and while
   // etcd is away the last good one serves. The gateway's entry in etcd says which revision it
   // serves: a shard move waits for every gateway to serve its pause before copying.
-  const { etcd, presence, watcher } = await startWatchedTopology({
+  const watched = await startWatchedTopology({
     endpoints: config.etcdEndpoints,
     access: config.etcdAccess,
     topologyKey: config.topologyKey,
     refreshIntervalMs: config.topologyRefreshMs,
     log,
   });
-  const topology = (): Topology => watcher.current();
+  const { watcher } = watched;
+  const topology = watched.current;
 
   // Generous: under load the event loop's own delay counts against it (150 ms turned warm hits into misses).
   const cacheTimeoutMs = opts.cacheTimeoutMs ?? 500;
@@ -146,15 +147,10 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     // A demoted primary refused a write: this gateway's map may be stale.
     onReadOnly: () => void watcher.refresh(),
   });
-  // Claims are hashed over the mod-shard count: a map whose count the mod-shard databases do not record is refused (read once, here).
-  await assertModShardCountRecorded(storage.router, topology(), {
-    onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
-  }).catch(async (err: unknown) => {
+  await checkModShardCountAtStart(storage.router, topology(), log).catch(async (err: unknown) => {
     await storage.close();
     layers.close();
-    await watcher.stop();
-    await presence.stop();
-    etcd.close();
+    await watched.close();
     throw err;
   });
   metrics.topologyRevision.set(Number(watcher.revision()));
@@ -314,9 +310,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       await jobs.close().catch(() => undefined);
       jobsClient.disconnect();
       layers.close();
-      await watcher.stop();
-      await presence.stop();
-      etcd.close();
+      await watched.close();
       await tracing?.shutdown().catch(() => undefined);
       log('stopped', {});
     },

@@ -8,7 +8,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
 import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
-import type { Topology } from './core/topology.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -22,7 +21,7 @@ import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
 import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
-import { assertModShardCountRecorded } from './storage/modShardCountRecord.ts';
+import { checkModShardCountAtStart } from './storage/modShardCountRecord.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { faultAt } from './services/testFaults.ts';
 import { startWatchedTopology } from './topology/watchedTopology.ts';
@@ -39,14 +38,15 @@ async function holdWhile(redis: { exists(key: string): Promise<number> }, key: s
 }
 
 export async function startWorker(config: GatewayConfig, workerConfig: WorkerConfig, log: Log): Promise<RunningWorker> {
-  const { etcd, presence, watcher } = await startWatchedTopology({
+  const watched = await startWatchedTopology({
     endpoints: config.etcdEndpoints,
     access: config.etcdAccess,
     topologyKey: config.topologyKey,
     refreshIntervalMs: config.topologyRefreshMs,
     log,
   });
-  const current = (): Topology => watcher.current();
+  const { watcher } = watched;
+  const current = watched.current;
 
   // No L1 here: a worker reads little twice, and its writes must reach every gateway's L1 through the log.
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...config.feed };
@@ -64,15 +64,10 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
     onReadOnly: () => void watcher.refresh(),
   });
-  // Claims are hashed over the mod-shard count: a map whose count the mod-shard databases do not record is refused (read once, here).
-  await assertModShardCountRecorded(storage.router, current(), {
-    onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
-  }).catch(async (err: unknown) => {
+  await checkModShardCountAtStart(storage.router, current(), log).catch(async (err: unknown) => {
     await storage.close();
     layers.close();
-    await watcher.stop();
-    await presence.stop();
-    etcd.close();
+    await watched.close();
     throw err;
   });
 
@@ -119,9 +114,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
       redis.disconnect();
       await storage.close();
       layers.close();
-      await watcher.stop();
-      await presence.stop();
-      etcd.close();
+      await watched.close();
       log('worker_stopped', { worker: workers.name });
     },
   };

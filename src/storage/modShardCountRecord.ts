@@ -87,6 +87,21 @@ export async function assertModShardCountRecorded(router: ShardRouter, topology:
   throw new ShardqlError('INVALID_TOPOLOGY', recordedCountProblem(first, count, mismatches.length - 1), { ...first, mapCount: count });
 }
 
+/**
+ * The check a gateway and a worker make once at start: claims are hashed over the mod-shard count, so
+ * a map whose count the mod-shard databases do not record is refused; a host that does not answer is
+ * skipped and logged (`mod_shard_count_unchecked`).
+ */
+export function checkModShardCountAtStart(
+  router: ShardRouter,
+  topology: Topology,
+  log: (event: string, fields: Record<string, unknown>, level: 'warn') => void,
+): Promise<void> {
+  return assertModShardCountRecorded(router, topology, {
+    onUnreadable: (host, err) => log('mod_shard_count_unchecked', { host, error: err instanceof Error ? err.message : String(err) }, 'warn'),
+  });
+}
+
 /** Records the map's count in mod-shard databases that record none yet (they must have the table). */
 export async function recordModShardCount(router: ShardRouter, host: string, databases: readonly string[], count: number, now = Date.now()): Promise<void> {
   for (const db of databases) {

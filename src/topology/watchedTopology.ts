@@ -25,6 +25,8 @@ export interface WatchedTopology {
   readonly watcher: TopologyWatcher;
   /** The map in force. */
   current(): Topology;
+  /** Stops the watcher, drops the presence entry and closes the etcd client. */
+  close(): Promise<void>;
 }
 
 export async function startWatchedTopology(opts: WatchedTopologyOptions): Promise<WatchedTopology> {
@@ -48,5 +50,15 @@ export async function startWatchedTopology(opts: WatchedTopologyOptions): Promis
     throw err;
   }
   presence.start(watcher.revision());
-  return { etcd, presence, watcher, current: () => watcher.current() };
+  return {
+    etcd,
+    presence,
+    watcher,
+    current: () => watcher.current(),
+    async close() {
+      await watcher.stop();
+      await presence.stop();
+      etcd.close();
+    },
+  };
 }
