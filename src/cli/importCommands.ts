@@ -22,7 +22,7 @@ import {
   type SourceSchema,
   type SourceTable,
 } from '../core/importSchema.ts';
-import { isShardqlError } from '../core/errors.ts';
+import { whileRetryable } from '../core/retry.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
@@ -323,16 +323,12 @@ const VERIFY_ATTEMPTS = 5;
  * or statement timed out on a busy host), with a growing pause, saying so on stderr; a verify of
  * hours must not die of one slow statement.
  */
-async function verifiedWithRetries<T>(ctx: CliContext, run: () => Promise<T>, what: string): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (!(isShardqlError(err) && err.retryable) || attempt >= VERIFY_ATTEMPTS) throw err;
-      println(ctx.stderr, `verify: ${what}: ${err.message}; again in ${attempt} s (${attempt}/${VERIFY_ATTEMPTS - 1})`);
-      await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
-    }
-  }
+function verifiedWithRetries<T>(ctx: CliContext, run: () => Promise<T>, what: string): Promise<T> {
+  return whileRetryable(run, {
+    attempts: VERIFY_ATTEMPTS,
+    pauseMs: (n) => n * 1000,
+    onRetry: (err, n) => println(ctx.stderr, `verify: ${what}: ${err.message}; again in ${n} s (${n}/${VERIFY_ATTEMPTS - 1})`),
+  });
 }
 
 async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology: Topology, chunkRows: number, json: boolean): Promise<number> {

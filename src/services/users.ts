@@ -1,4 +1,5 @@
-import { isShardqlError, ShardqlError } from '../core/errors.ts';
+import { ShardqlError } from '../core/errors.ts';
+import { whileRetryable } from '../core/retry.ts';
 import { isActive, type ObjectStore, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import { pendingClaimToken, type LookupNamespace, type ModShardStore } from '../storage/modShardStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
@@ -22,12 +23,6 @@ export interface UserDeps {
 
 const TAKEN: Record<LookupNamespace, 'USERNAME_TAKEN' | 'EMAIL_TAKEN'> = { username: 'USERNAME_TAKEN', email: 'EMAIL_TAKEN' };
 
-/**
- * Releases a claim; sent once more after a retryable failure. A mod-shard move cancels a release
- * that waited on the source's lock only once every gateway serves the flip, so the second one reaches
- * the shard's new host. Left pending, the claim would hold the name for PENDING_CLAIM_TTL_MS and the
- * client's retry of the sign-up would find it taken.
- */
 /** How long a rollback's release waits out a retryable refusal (a mod-shard move's pause is under a second). */
 const RELEASE_RETRIES = 20;
 const RELEASE_BACKOFF_MS = 25;
@@ -37,16 +32,8 @@ const RELEASE_BACKOFF_MS = 25;
  * move's pause, a host failing over) so that the release lands where the claim is kept after it: a
  * pending claim left behind would refuse this very sign-up's retry until it goes stale.
  */
-async function releaseClaim(lookups: ModShardStore, ns: LookupNamespace, key: string, token: bigint, ctx: OpContext): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await lookups.release(ns, key, token, ctx);
-      return;
-    } catch (err) {
-      if (!(isShardqlError(err) && err.retryable) || attempt >= RELEASE_RETRIES) throw err;
-      await new Promise((resolve) => setTimeout(resolve, RELEASE_BACKOFF_MS * attempt));
-    }
-  }
+function releaseClaim(lookups: ModShardStore, ns: LookupNamespace, key: string, token: bigint, ctx: OpContext): Promise<void> {
+  return whileRetryable(() => lookups.release(ns, key, token, ctx), { attempts: RELEASE_RETRIES, pauseMs: (n) => RELEASE_BACKOFF_MS * n });
 }
 
 /**
