@@ -8,8 +8,9 @@
  * sample is the gateway's. Harness files show up as `project:bench` should that ever change.
  */
 import { Session } from 'node:inspector/promises';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, relative, sep } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { SourceMap, type SourceMapPayload } from 'node:module';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 /** performance 'gc' entries' detail.kind → a name. */
@@ -19,7 +20,7 @@ const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
   [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Every 1 ms: enough samples in a 1 s quick run, and a cost near the noise (see the note in bench/main.ts). */
 export const SAMPLING_INTERVAL_US = 1000;
@@ -57,7 +58,44 @@ export interface ProfileSummary extends Attribution {
 
 /** The part of a V8 CPU profile (Profiler.Profile, a .cpuprofile file) that attribution reads. */
 export interface CpuProfile {
-  readonly nodes: readonly { readonly callFrame: { readonly functionName: string; readonly url: string }; readonly hitCount?: number | undefined }[];
+  readonly nodes: readonly {
+    /** `lineNumber`/`columnNumber`: where the function starts, 0-based (what a bundle's source map is asked). */
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber?: number; readonly columnNumber?: number };
+    readonly hitCount?: number | undefined;
+  }[];
+}
+
+/**
+ * The source a bundled frame came from: for a file with a source map beside it (`<file>.map`, as
+ * esbuild writes dist/cli.mjs and dist/bench.mjs), the `file://` URL of the original file that
+ * holds the function's first character; any other URL as it is. One map read per file.
+ */
+export function sourceMapper(): (url: string, line: number, column: number) => string {
+  const maps = new Map<string, { map: SourceMap; dir: string } | null>();
+  const mapOf = (url: string): { map: SourceMap; dir: string } | null => {
+    let m = maps.get(url);
+    if (m === undefined) {
+      m = null;
+      try {
+        const path = fileURLToPath(url);
+        if (existsSync(`${path}.map`)) m = { map: new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')) as SourceMapPayload), dir: dirname(path) };
+      } catch {
+        m = null;
+      }
+      maps.set(url, m);
+    }
+    return m;
+  };
+  return (url, line, column) => {
+    if (!url.startsWith('file:') || !/\.m?js$/.test(url)) return url;
+    const m = mapOf(url);
+    if (m === null) return url;
+    const entry = m.map.findEntry(line, column) as { originalSource?: string };
+    const source = entry.originalSource;
+    if (source === undefined) return url;
+    if (source.startsWith('file:')) return source;
+    return pathToFileURL(isAbsolute(source) ? source : resolve(m.dir, source)).href;
+  };
 }
 
 /**
@@ -90,17 +128,22 @@ export function frameOwner(url: string, functionName: string, root: string): { c
   return { category: `project:${top}`, file: rel.split(sep).join('/') };
 }
 
-/** Self time of a profile by package/category and by project file, top 8 each, in percent of non-idle samples. */
+/**
+ * Self time of a profile by package/category and by project file, top 8 each, in percent of
+ * non-idle samples. A bundled frame counts for the file its source map names.
+ */
 export function attribute(profile: CpuProfile, root: string): Attribution {
   const byPackage = new Map<string, number>();
   const byFile = new Map<string, number>();
+  const original = sourceMapper();
   let samples = 0;
   let idle = 0;
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
     if (hits === 0) continue;
     samples += hits;
-    const { category, file } = frameOwner(node.callFrame.url, node.callFrame.functionName, root);
+    const { url, functionName, lineNumber, columnNumber } = node.callFrame;
+    const { category, file } = frameOwner(original(url, lineNumber ?? 0, columnNumber ?? 0), functionName, root);
     if (category === '(idle)') {
       idle += hits;
       continue;

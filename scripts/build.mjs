@@ -55,13 +55,28 @@ export function isStale(root = ROOT) {
 
 /** Builds dist/cli.mjs (and its .map); throws with esbuild's messages if the source does not build. */
 export function build(root = ROOT) {
-  const out = cliPath(root);
+  return bundle(root, ENTRY, cliPath(root));
+}
+
+/**
+ * Builds the HTTP benchmark (bench/main.ts, with the gateway and the baselines it imports) into
+ * dist/bench.mjs, as the CLI is built: the systems it measures then run the code a deployment runs.
+ * Run from source instead, tsx's transform keeps every function's name by wrapping each closure it
+ * creates in a `__name()` call (Object.defineProperty): 5% of the gateway's CPU on a small read, a
+ * cost production never pays. Built at every benchmark start (about a second).
+ */
+export function buildBench(root = ROOT) {
+  return bundle(root, 'bench/main.ts', join(root, 'dist/bench.mjs'));
+}
+
+/** `entry` bundled into `out` (and its .map), npm packages left external; throws with esbuild's messages. */
+function bundle(root, entry, out) {
   mkdirSync(dirname(out), { recursive: true });
   // Loaded here, not at the top: checking whether the build is current must stay quick (bin/shardql does it at every start).
   const { buildSync } = createRequire(import.meta.url)('esbuild');
   const result = buildSync({
     absWorkingDir: root,
-    entryPoints: [ENTRY],
+    entryPoints: [entry],
     outfile: out,
     bundle: true,
     platform: 'node',
