@@ -116,16 +116,19 @@ function refusal(err: ShardqlError): GraphQLError {
  * operation whose estimated cost (cost.ts) is over budget, or whose page sizes are out of range.
  */
 const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget, eventsKeptPerKind: number): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => {
-  // An estimate depends only on the document, the variables and the host count: the same page
-  // asked again is not walked again. Apollo keeps one DocumentNode per query text.
+  // An estimate depends only on the document, the operation, the variables as sent and the host
+  // count: the same page asked again is neither coerced nor walked again. Apollo keeps one
+  // DocumentNode per query text.
   const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
-  const estimateOnce = (args: Parameters<typeof estimateCost>[0]): CostEstimate => {
+  const estimateOnce = (raw: Record<string, unknown>, args: Omit<Parameters<typeof estimateCost>[0], 'variables'>): CostEstimate => {
     let byArgs = estimates.get(args.document);
     if (!byArgs) estimates.set(args.document, (byArgs = new Map()));
-    const key = `${args.hosts}|${args.operation.name?.value ?? ''}|${JSON.stringify(args.variables)}`;
+    const key = `${args.hosts}|${args.operation.name?.value ?? ''}|${JSON.stringify(raw)}`;
     let e = byArgs.get(key);
     if (e === undefined) {
-      e = estimateCost(args);
+      // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
+      const coerced = getVariableValues(args.schema, args.operation.variableDefinitions ?? [], raw, { maxErrors: 1 });
+      e = estimateCost({ ...args, variables: coerced.coerced ?? {} });
       if (byArgs.size >= 1000) byArgs.clear();
       byArgs.set(key, e);
     }
@@ -143,11 +146,8 @@ const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget,
               extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
             });
           }
-          // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
-          const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}, { maxErrors: 1 });
-          const variables = coerced.coerced ?? {};
           try {
-            estimate = estimateOnce({ schema, document, operation, variables, hosts: Object.keys(contextValue.topology.doc.hosts).length, eventsKeptPerKind });
+            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, eventsKeptPerKind });
             checkCost(estimate, budget);
           } catch (err) {
             throw isShardqlError(err) ? refusal(err) : err;

@@ -153,6 +153,19 @@ describe('Production posture', () => {
     console.log(`# cost: boards(100) → pins(100) → likers(10) refused before SQL: cost ${ext.cost} rows > budget ${ext.budget}, ${ext.sqlRoundTrips} round trips`);
   });
 
+  test('page sizes sent as variables are costed by their values, every time', async () => {
+    const q = 'query Wide($b: Int, $p: Int) { user(username: "alice") { boards(first: $b) { edges { node { pins(first: $p) { edges { node { likers(first: 10) { edges { cursor } } } } } } } } } }';
+    const narrow = await prod.gql(q, { b: 2, p: 2 });
+    assert.equal(narrow.body.errors, undefined);
+    // The same document with wider pages: refused, though the narrow one's estimate is remembered.
+    const wide = await prod.gql(q, { b: 100, p: 100 });
+    assert.deepEqual(codes(wide), ['QUERY_TOO_COMPLEX']);
+    assert.ok((wide.body.errors![0]!.extensions!.cost as number) > 50_000);
+    assert.equal((await prod.gql(q, { b: 2, p: 2 })).body.errors, undefined);
+    // A variable of the wrong type is the client's error, not a cost refusal or a crash.
+    assert.deepEqual(codes(await prod.gql(q, { b: 'many', p: 2 })), ['BAD_USER_INPUT']);
+  });
+
   test('the estimate bounds what a query really does', async () => {
     const q = '{ user(username: "alice") { username followerCount boards(first: 5) { edges { node { name pinCount pins(first: 5) { edges { node { title likeCount likers(first: 3) { edges { node { username } } } } } } } } } } }';
     const r = await dev.gql(q);
