@@ -152,18 +152,18 @@ export function cutByDeadline(err: unknown, clampedMs: number, statementTimeoutM
 /**
  * Turns a driver error into one a client may see. Connection-level failures become a retryable
  * SHARD_UNAVAILABLE naming the shards, not the host; a read-only server (a demoted primary) too.
- * Anything else is a bug or bad SQL: rethrown as is, and masked at the edge.
+ * Anything else is a bug or bad SQL: returned as is (the caller rethrows it; the edge masks it).
  */
-function translate(err: unknown, shards: readonly number[]): unknown {
+export function translate(err: unknown, shards: readonly number[]): unknown {
   // A statement of no shard (a catalogue or mod-shard query) names no shard, and never its host.
-  const what = shards.length === 0 ? 'A database' : shards.length === 1 ? `Shard ${shards[0]}` : `Shards ${shards.join(', ')}`;
+  const what = shards.length === 0 ? 'A database is' : shards.length === 1 ? `Shard ${shards[0]} is` : `Shards ${shards.join(', ')} are`;
   const code = (err as { code?: unknown }).code;
   const errno = (err as { errno?: unknown }).errno;
   const isTimeout = err instanceof Error && /timeout/i.test(err.message) && (err as { fatal?: boolean }).fatal !== false;
   if ((typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || isTimeout) {
     return new ShardqlError(
       'SHARD_UNAVAILABLE',
-      `${what} is unavailable; retry later`,
+      `${what} unavailable; retry later`,
       { shards: [...shards] },
       { cause: err },
     );
@@ -172,7 +172,7 @@ function translate(err: unknown, shards: readonly number[]): unknown {
     // ER_OPTION_PREVENTS_STATEMENT / ER_READ_ONLY_MODE: the server is read-only (a replica or a demoted primary).
     return new ShardqlError(
       'SHARD_UNAVAILABLE',
-      `${what} is read-only right now; retry later`,
+      `${what} read-only right now; retry later`,
       { shards: [...shards], readOnly: true },
       { cause: err },
     );
