@@ -18,7 +18,7 @@ export function declaredResolvers(model: ModelData, typeDefs: string): ResolverM
   return {
     ...objectResolvers(model),
     Query: derivedQueryResolvers(model, queryFields(typeDefs)),
-    Mutation: mutationResolvers(model),
+    Mutation: mutationResolvers(model, typeDefs),
     Node: { __resolveType: (o: StoredObject) => graphqlType.get(o.type) },
   };
 }
