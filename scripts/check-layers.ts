@@ -3,7 +3,8 @@
  * http → graphql → loaders → services/stores → core — and nothing imports a layer above it.
  * Background jobs sit beside the gateway: handlers (jobs/) call services and stores; services reach
  * the queue only through their port (services/backgroundJobs.ts), which owns the job names and
- * payloads the job kinds implement.
+ * payloads the job kinds implement. Products (src/product/) sit above the gateway's layers and attach
+ * to them by name (product/served.ts); nothing generic imports them.
  * No import cycle among src/ files, type-only imports included; only entry points read
  * process.env; no SQL lives outside storage/.
  */
@@ -24,12 +25,15 @@ const ALLOWED: Record<string, string[]> = {
   redis: ['core'],
   cache: ['core', 'redis'],
   services: ['core', 'storage'],
-  jobs: ['core', 'storage', 'services', 'redis'],
+  // An import job carries a source's deletes through the product's own writes.
+  jobs: ['core', 'storage', 'services', 'redis', 'product'],
   loaders: ['core', 'storage', 'services'],
   graphql: ['core', 'loaders', 'services', 'storage'],
   http: ['core', 'log.ts'],
   telemetry: ['core'],
-  demo: ['core', 'storage', 'services'],
+  // Products attach to the generic layers by name; only entry points, jobs and demo data name them.
+  product: ['core', 'storage', 'services', 'loaders', 'graphql'],
+  demo: ['core', 'storage', 'services', 'product'],
   bulk: ['core', 'storage', 'topology', 'stack', 'auth'],
   'metrics.ts': [],
 };

@@ -37,7 +37,7 @@ import { HomeFeeds } from './loaders/feed.ts';
 import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
 import { createLog, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
-import { ProductWrites } from './services/writes.ts';
+import { servedProducts, servedResolvers, servedWrites } from './product/served.ts';
 import { startRepairScheduler } from './services/repairScheduler.ts';
 import { faultAt } from './services/testFaults.ts';
 import type { Tracing } from './telemetry/tracing.ts';
@@ -162,7 +162,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const jobs = new JobQueue({ redis: jobsClient, prefix: config.queuePrefix ?? DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
   const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
   const feedWork = statsForScrapesOf(() => layers.feeds.work(), { maxAgeMs: 1000, timeoutMs: 250 });
-  const writes = new ProductWrites({ storage, topology, jobs, log, intentCompletionDelayMs: config.intentCompletionDelayMs, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
+  const writes = servedWrites({ storage, topology, jobs, log, intentCompletionDelayMs: config.intentCompletionDelayMs, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
   // Stored feeds need the Redis layer; without caching every home feed read merges from MySQL.
   const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
@@ -184,7 +184,11 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   for (const p of unpatchedDependencies()) {
     log('dependency_unpatched', { package: p.package, effect: p.effect, fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
   }
+  // Products attach by the names they need: those the served model lacks are left out, and said so.
+  const products = servedProducts();
+  log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })) });
   const apollo = createApolloServer({
+    resolvers: servedResolvers(),
     development,
     apqCache: new RedisKeyValueCache(redis),
     log,

@@ -207,7 +207,7 @@ export class RecordingSource implements Source {
     });
   }
   username(key: string): M<bigint | null> {
-    return then(this.#l.usernames.load(key), (uid) => {
+    return then(this.#l.lookups.load({ namespace: 'username', key }), (uid) => {
       if (uid !== null) this.#d.usernames.set(key, uid);
       return uid;
     });

@@ -60,24 +60,44 @@ export const ERROR_CATALOGUE: { readonly [C in ErrorCode]: CatalogueEntry } = {
   INTERNAL_SERVER_ERROR: { status: 500, retryable: false },
 };
 
+/**
+ * A unique value already held, one code per lookup namespace of the model (`@stored(unique:)`):
+ * `<NAMESPACE>_TAKEN` upper-cased — USERNAME_TAKEN and EMAIL_TAKEN for schema/, HANDLE_TAKEN and
+ * TAG_TAKEN for examples/qa. Each is catalogued as USERNAME_TAKEN is (409, not retryable).
+ */
+export type TakenCode = `${Uppercase<string>}_TAKEN`;
+
+/** A client-visible code: one of the catalogue's, or a namespace's TakenCode. */
+export type ClientCode = ErrorCode | TakenCode;
+
+/** The TakenCode of a lookup namespace: `takenCode('handle')` → 'HANDLE_TAKEN'. */
+export function takenCode(namespace: string): TakenCode {
+  return `${namespace.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase()}_TAKEN` as TakenCode;
+}
+
+/** The catalogue entry of any client-visible code (a namespace's TakenCode reads USERNAME_TAKEN's). */
+export function catalogueEntry(code: ClientCode): CatalogueEntry {
+  return (ERROR_CATALOGUE as Readonly<Record<string, CatalogueEntry>>)[code] ?? ERROR_CATALOGUE.USERNAME_TAKEN;
+}
+
 /** An error whose message is safe to show a client. `details` are structured, client-safe facts. */
 export class ShardqlError extends Error {
   override readonly name = 'ShardqlError';
-  readonly code: ErrorCode;
+  readonly code: ClientCode;
   readonly details: Readonly<Record<string, unknown>>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(code: ClientCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.details = details;
   }
 
   get retryable(): boolean {
-    return ERROR_CATALOGUE[this.code].retryable;
+    return catalogueEntry(this.code).retryable;
   }
 }
 
-export function isShardqlError(e: unknown, code?: ErrorCode): e is ShardqlError {
+export function isShardqlError(e: unknown, code?: ClientCode): e is ShardqlError {
   return e instanceof ShardqlError && (code === undefined || e.code === code);
 }
 

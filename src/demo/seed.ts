@@ -1,5 +1,5 @@
 import type { Topology } from '../core/topology.ts';
-import { ProductWrites } from '../services/writes.ts';
+import { ProductWrites } from '../product/pinterest/writes.ts';
 import type { Storage } from '../storage/index.ts';
 
 const USERS = [

@@ -9,10 +9,12 @@ import { checkCost, DEFAULT_COST_BUDGET, DEFAULT_EVENTS_KEPT_PER_KIND, estimateC
 import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { jitGateway } from './executor.ts';
-import { resolvers } from './resolvers.ts';
+import type { ResolverMap } from './resolvers.ts';
 import { loadTypeDefs } from './schema.ts';
 
 export interface ApolloOptions {
+  /** The served API's resolvers (the model's and the attached products', src/product/served.ts). */
+  readonly resolvers: ResolverMap;
   /** In development, introspection is on and every response carries its SQL cost. */
   readonly development: boolean;
   /** Store of automatic persisted queries (Redis in the gateway). */
@@ -226,7 +228,7 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
   };
 
   return new ApolloServer<GatewayContext & { showCost: boolean }>({
-    gateway: jitGateway(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never })),
+    gateway: jitGateway(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: opts.resolvers as never })),
     formatError,
     introspection: opts.introspection ?? opts.development,
     includeStacktraceInErrorResponses: false,

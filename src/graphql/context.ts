@@ -1,7 +1,7 @@
 import type { Topology } from '../core/topology.ts';
 import type { Loaders } from '../loaders/loaders.ts';
 import type { HomeFeeds } from '../loaders/feed.ts';
-import type { ProductWrites } from '../services/writes.ts';
+import type { DeclaredWrites } from '../services/writes.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { SqlStats } from '../storage/sqlStats.ts';
 import type { CacheStats } from '../cache/cacheStats.ts';
@@ -11,7 +11,8 @@ import type { RequestScope } from '../http/requestScope.ts';
 export interface GatewayContext {
   readonly viewerId: bigint | undefined;
   readonly loaders: Loaders;
-  readonly writes: ProductWrites;
+  /** The served writes: the declared mutations, and a product's own when one is attached (its resolvers know which). */
+  readonly writes: DeclaredWrites;
   /** The home feed (stored feeds, builds, read-time merges). */
   readonly homeFeeds: HomeFeeds;
   readonly op: OpContext & { readonly stats: SqlStats; readonly cache: CacheStats };

@@ -39,14 +39,15 @@ const viewerEdge =
 
 /**
  * A list over its mapping table. A list with an owner's order takes `order: OWNER` for it (time
- * order otherwise); `since`/`until` bound the time, so they do not go with the owner's order.
+ * order otherwise), or is in the owner's order only when its field has no `order` argument; `since`/`until` bound the time, so they do not go with the owner's order.
  */
 function list(r: RelationDef): ObjectResolver {
   const table = r.table as MappingTable;
   const to = r.to as ObjectType;
   if (r.order !== 'OWNER') return (o, a, ctx) => listConnection(ctx.loaders, table, o.id, to, a as ConnectionArgs);
   return (o, a, ctx) => {
-    const owner = a.order === 'OWNER';
+    // A field without an `order` argument has the owner's order only (a reading list).
+    const owner = a.order === 'OWNER' || a.order === undefined;
     if (owner && (a.since != null || a.until != null)) {
       throw new ShardqlError('INVALID_ARGUMENT', 'Expected since/until only with order NEWEST, got order OWNER', { argument: 'order' });
     }

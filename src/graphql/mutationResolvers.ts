@@ -8,8 +8,10 @@
  *   createComment(pinId: ID!, text: String!) @create(type: "Comment") // the same, as top-level arguments
  *   movePin(boardId: ID!, pinId: ID!, afterPinId: ID) @reorder(relation: "board_has_pins", argument: "pinId")
  *                                                    // the list's owner as `<from>Id`, the edge after as `after<Argument>`
+ *   moveSavedQuestion(questionId: ID!, afterQuestionId: ID) @reorder(relation: "user_saved_questions", argument: "questionId")
+ *                                                    // a list of the viewer's type without `<from>Id`: the viewer's own
  */
-import type { GraphQLResolveInfo } from 'graphql';
+import { Kind, parse, print, type GraphQLResolveInfo, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
 import { formatId, parseId } from '../core/ids.ts';
 import type { ModelData, MutationDef } from '../core/model/model.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
@@ -68,11 +70,12 @@ function capitalized(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefined {
+function resolverOf(model: ModelData, m: MutationDef, payloads: ReadonlyMap<string, PayloadType>): MutationResolver | undefined {
   switch (m.action) {
     case 'CREATE': {
       const type = objectDef(model, m.type!);
       const refs = type.refs.filter((r) => !r.owner);
+      const signUp = type.key === model.viewer ? signUpPayload(payloads.get(m.name), type.name) : undefined;
       return (_, args, ctx, info) => {
         const input = flatInput(args);
         const ids: Record<string, bigint> = {};
@@ -80,7 +83,8 @@ function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefi
           const value = input[`${ref.field}Id`];
           if (value !== undefined && value !== null) ids[ref.field] = idArg(ctx, value, ref.to);
         }
-        return ctx.writes.model.create(m.name, ctx.viewerId, { fields: fieldInput(input), refs: ids }, ctx.op, idempotency(ctx, info));
+        const made = ctx.writes.model.create(m.name, ctx.viewerId, { fields: fieldInput(input), refs: ids }, ctx.op, idempotency(ctx, info));
+        return signUp ? made.then(async (o) => ({ [signUp.field]: o, token: await ctx.mintToken(o.id) })) : made;
       };
     }
     case 'UPDATE':
@@ -103,8 +107,11 @@ function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefi
     case 'REORDER': {
       const relation = relationDef(model, m.relation!);
       const after = `after${capitalized(m.argument!)}`;
+      // The viewer's own list (a reading list) needs no `<from>Id`: the owner is the viewer.
+      const viewerList = relation.from === model.viewer;
       return (_, args, ctx) => {
-        const owner = idArg(ctx, args[`${relation.from}Id`], relation.from);
+        const ownerArg = args[`${relation.from}Id`];
+        const owner = viewerList && ownerArg == null ? ctx.writes.model.viewerId(ctx.viewerId) : idArg(ctx, ownerArg, relation.from);
         const moved = idArg(ctx, args[m.argument!], relation.to);
         const previous = args[after] == null ? null : idArg(ctx, args[after], relation.to);
         return ctx.writes.model.reorder(m.name, ctx.viewerId, owner, moved, previous, ctx.op);
@@ -115,11 +122,47 @@ function resolverOf(model: ModelData, m: MutationDef): MutationResolver | undefi
   }
 }
 
-/** A resolver for each declared mutation that is not `@custom`, by mutation name. */
-export function mutationResolvers(model: ModelData): Record<string, MutationResolver> {
+/** A mutation's result type as the SDL declares it: its name, and its fields' types by field name. */
+export interface PayloadType {
+  readonly name: string;
+  readonly fields: ReadonlyMap<string, string>;
+}
+
+/**
+ * A sign-up's payload (`CreateUserPayload { user: User!, token: String! }`): a type with a field of
+ * the viewer's type and `token: String!`. The answer then carries the new object in that field and
+ * a token minted for it; any other result type gets the object itself.
+ */
+function signUpPayload(payload: PayloadType | undefined, viewerType: string): { field: string } | undefined {
+  if (!payload || payload.fields.get('token') !== 'String!') return undefined;
+  const field = [...payload.fields].find(([, t]) => t.replace(/!$/, '') === viewerType)?.[0];
+  return field === undefined ? undefined : { field };
+}
+
+/** The result types of the SDL's Mutation fields, by mutation name (`CreateUserPayload` and its fields). */
+export function mutationPayloads(typeDefs: string): Map<string, PayloadType> {
+  const doc = parse(typeDefs);
+  const objects = new Map<string, ObjectTypeDefinitionNode>();
+  for (const d of doc.definitions) if (d.kind === Kind.OBJECT_TYPE_DEFINITION) objects.set(d.name.value, d);
+  const out = new Map<string, PayloadType>();
+  for (const f of objects.get('Mutation')?.fields ?? []) {
+    const name = namedType(f.type);
+    const def = objects.get(name);
+    out.set(f.name.value, { name, fields: new Map((def?.fields ?? []).map((x) => [x.name.value, print(x.type)])) });
+  }
+  return out;
+}
+
+function namedType(t: TypeNode): string {
+  return t.kind === Kind.NAMED_TYPE ? t.name.value : namedType(t.type);
+}
+
+/** A resolver for each declared mutation that is not `@custom`, by mutation name (`typeDefs`: the served SDL, whose payload types make sign-ups answer with a token; without it none does). */
+export function mutationResolvers(model: ModelData, typeDefs?: string): Record<string, MutationResolver> {
   const out: Record<string, MutationResolver> = {};
+  const payloads = typeDefs === undefined ? new Map<string, PayloadType>() : mutationPayloads(typeDefs);
   for (const m of model.mutations) {
-    const r = resolverOf(model, m);
+    const r = resolverOf(model, m, payloads);
     if (r) out[m.name] = r;
   }
   return out;

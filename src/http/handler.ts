@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
-import { ERROR_CATALOGUE, isShardqlError, ShardqlError, type ErrorCode } from '../core/errors.ts';
+import { catalogueEntry, isShardqlError, ShardqlError, type ClientCode, type ErrorCode } from '../core/errors.ts';
 import { graphiqlAsset, graphiqlPage, GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql.ts';
 import type { PersistedDocuments } from './trustedDocuments.ts';
 import { WEB_APP_BASE, webAppContentSecurityPolicy, type WebApp, type WebSignIn } from './webApp.ts';
@@ -68,9 +68,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
  * A request refused before GraphQL runs: a GraphQL-shaped error body with a stable code. A
  * `retryAfterSeconds` among `details` is also sent as the Retry-After header.
  */
-export function sendError(res: ServerResponse, code: ErrorCode, message: string, status = ERROR_CATALOGUE[code].status, details: Record<string, unknown> = {}): void {
+export function sendError(res: ServerResponse, code: ClientCode, message: string, status = catalogueEntry(code).status, details: Record<string, unknown> = {}): void {
   const retryAfter = details.retryAfterSeconds;
-  const extensions = { code, ...details, ...(ERROR_CATALOGUE[code].retryable ? { retryable: true } : {}) };
+  const extensions = { code, ...details, ...(catalogueEntry(code).retryable ? { retryable: true } : {}) };
   sendJson(res, status, { errors: [{ message, extensions }] }, typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {});
 }
 
@@ -163,7 +163,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     if (isShardqlError(err)) {
       if (scope) countError(scope, err.code);
       const { status: declared, ...details } = err.details;
-      const status = typeof declared === 'number' ? declared : ERROR_CATALOGUE[err.code].status;
+      const status = typeof declared === 'number' ? declared : catalogueEntry(err.code).status;
       return sendError(res, err.code, err.message, status, details);
     }
     if (scope) countError(scope, 'INTERNAL_SERVER_ERROR');

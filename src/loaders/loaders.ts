@@ -13,6 +13,12 @@ import type { SequenceEvent, StoredKind } from '../core/events.ts';
  * the store, which sends one round trip per host. Make a new set for every request: they cache
  * what they load, and a cache shared across requests would serve other viewers' stale reads.
  */
+/** A unique value in its lookup namespace (the model's `@stored(unique:)`). */
+export interface LookupKey {
+  readonly namespace: string;
+  readonly key: string;
+}
+
 export interface Loaders {
   /** Active objects by ID; null when missing or soft-deleted. */
   readonly objects: DataLoader<bigint, StoredObject | null>;
@@ -20,7 +26,8 @@ export interface Loaders {
   readonly counts: Reader<CountKey, number>;
   /** Whether an edge exists (e.g. whether the viewer liked a pin). */
   readonly edges: DataLoader<{ table: MappingTable; from: bigint; to: bigint }, boolean, string>;
-  readonly usernames: DataLoader<string, bigint | null>;
+  /** IDs by a unique value, through the mod shard: `{ namespace: 'username', key: 'ann' }` (keys as claimed, lower-case). */
+  readonly lookups: DataLoader<LookupKey, bigint | null, string>;
   /** A user's event sequence: one round trip to their shard each (a request reads few sequences; no batching across users). */
   readonly events: {
     page(req: EventPageRequest): Promise<EventPage>;
@@ -142,12 +149,18 @@ export function createLoaders(storage: Storage, ctx: OpContext, opts: LoaderOpti
       count: (key) => (batch ? storage.mappings.peekCount(key, ctx) : undefined),
     },
 
-    usernames: new DataLoader(
-      async (names) => {
-        const found = await level(ctx, 'usernames', names.length, (c) => storage.lookups.lookup('username', names, c));
-        return names.map((n) => found.get(n) ?? null);
+    lookups: new DataLoader(
+      async (keys) => {
+        // One lookup per namespace a batch names (a request names one or two).
+        const byNamespace = new Map<string, string[]>();
+        for (const k of keys) byNamespace.set(k.namespace, [...(byNamespace.get(k.namespace) ?? []), k.key]);
+        const found = new Map<string, Map<string, bigint>>();
+        await Promise.all(
+          [...byNamespace].map(async ([ns, names]) => found.set(ns, await level(ctx, `lookups ${ns}`, names.length, (c) => storage.lookups.lookup(ns, names, c)))),
+        );
+        return keys.map((k) => found.get(k.namespace)?.get(k.key) ?? null);
       },
-      { batch },
+      { batch, cacheKeyFn: (k) => `${k.namespace}\u0000${k.key}` },
     ),
   };
 }

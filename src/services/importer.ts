@@ -47,7 +47,6 @@ import { isShardqlError } from '../core/errors.ts';
 import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import { listingStep } from './cascade.ts';
 import { runStep } from './writeExecutor.ts';
-import type { ProductWrites } from './writes.ts';
 
 /** What every chunk of one pass shares: recorded once in the ledger (`import_runs.plan`). */
 export interface ImportPlan {
@@ -592,7 +591,21 @@ const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType>
  * Edges made through the gateway to imported users' lists are not told apart from imported ones:
  * run it before the switch, while the gateway takes no writes (docs/operations.md "Cutover recipe").
  */
-export async function deleteChunk(deps: ImportDeps & { readonly writes: ProductWrites }, table: DeleteTable, range: KeyRange): Promise<ChunkOutcome> {
+/**
+ * The product's deletes a deletes pass carries out (the Pinterest product's writes have them):
+ * named here so that this service needs no product module.
+ */
+export interface ImportDeletes {
+  deleteViewer(viewer: bigint, ctx: OpContext): Promise<boolean>;
+  deleteBoard(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
+  deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
+  deleteComment(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
+  unlikePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext): Promise<unknown>;
+  unfollowUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext): Promise<unknown>;
+  unfollowBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext): Promise<unknown>;
+}
+
+export async function deleteChunk(deps: ImportDeps & { readonly writes: ImportDeletes }, table: DeleteTable, range: KeyRange): Promise<ChunkOutcome> {
   const { storage, source, plan, writes } = deps;
   const ctx = deps.ctx ?? {};
   const out = new Outcome();
@@ -653,7 +666,7 @@ export async function deleteChunk(deps: ImportDeps & { readonly writes: ProductW
 }
 
 /** A comment deleted as its author would, or as its pin's owner once the author is gone. */
-async function deleteComment(deps: ImportDeps & { readonly writes: ProductWrites }, comment: StoredObject, ctx: OpContext): Promise<boolean> {
+async function deleteComment(deps: ImportDeps & { readonly writes: ImportDeletes }, comment: StoredObject, ctx: OpContext): Promise<boolean> {
   const author = comment.refs.author;
   const a = author === undefined ? undefined : await deps.storage.objects.get(author, ctx);
   if (a && isActive(a)) return deps.writes.deleteComment(author, comment.id, ctx);

@@ -18,10 +18,11 @@ import type { ModelData } from '../core/model/model.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import type { Storage } from '../storage/index.ts';
-import { isActive, type StoredObject } from '../storage/objectStore.ts';
+import { isActive, type ObjectData, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
-import { deleteInTx } from './cascade.ts';
+import { deleteInTx, listingStep } from './cascade.ts';
 import { randomOpenShard } from './placement.ts';
+import { createClaimed, type Claim } from './uniqueClaims.ts';
 import type { DeleteGrant, WriteHooks } from './writeHooks.ts';
 import { applyPatch, checkOwner, createFields, createPlan, mutationDef, objectDef, ownerOf, relationChange, relationDef, updatePatch, listingEdges, type CreatePlan, type FieldInput } from './writePlans.ts';
 import type { IdempotencyOptions, Learned, LocalWrite, RelationPlan, WriteExecutor, WritePlan } from './writeExecutor.ts';
@@ -54,6 +55,9 @@ export interface CreateArgs {
   readonly refs: Readonly<Record<string, bigint | undefined>>;
 }
 
+/** The viewer a sign-up's write runs as: nobody yet (no ID has 0). */
+const SIGN_UP_VIEWER = 0n;
+
 type ResultRecord<R> = Pick<WritePlan<R>, 'toRecord' | 'fromRecord'>;
 
 export class ModelWrites {
@@ -75,19 +79,43 @@ export class ModelWrites {
 
   // Declared mutations, by name.
 
-  /** `@create`: a new object of the mutation's type, with the lists its references name, on its `placeWith` object's shard. */
+  /**
+   * `@create`: a new object of the mutation's type, with the lists its references name, on its
+   * `placeWith` object's shard. Its unique values (`@stored(unique:)`) are claimed through the mod
+   * shard around the write (uniqueClaims.ts: `<NAMESPACE>_TAKEN` when held). A create of the
+   * viewer's type is a sign-up: it needs no viewer (its hooks see viewer 0).
+   */
   async create(name: string, viewer: bigint | undefined, args: CreateArgs, ctx: OpContext, opts: WriteOpts = {}): Promise<StoredObject> {
     const type = objectDef(this.#model, mutationDef(this.#model, name, 'CREATE').type!);
     const fields = createFields(type, args.fields);
-    const me = await this.viewer(viewer, ctx);
+    const signUp = type.key === this.#model.viewer;
+    const me = signUp ? SIGN_UP_VIEWER : (await this.viewer(viewer, ctx)).id;
     const hooks = this.#hooks.create?.[type.key];
-    await hooks?.check?.({ viewer: me.id, refs: args.refs, ctx });
-    const plan = this.createPlan(name, type.key, me.id, { fields, refs: args.refs });
-    const write = this.objectPlan(plan.kind, plan.shard, plan.args, async (w) => {
-      const { object, placedWith } = await this.writeCreated(w, plan);
-      return { result: object, steps: hooks?.created?.(w, { viewer: me.id, object, placedWith }) ?? [] };
-    });
-    return this.run(write, me.id, opts, ctx);
+    await hooks?.check?.({ viewer: me, refs: args.refs, ctx });
+    const claims: Claim[] = type.stored.flatMap((f): Claim[] => (f.uniqueIn !== null && typeof fields[f.key] === 'string' ? [[f.uniqueIn, fields[f.key] as string]] : []));
+    const write = (marker: ObjectData, writeOpts: WriteOpts): Promise<StoredObject> => {
+      const plan = this.createPlan(name, type.key, me, { fields: { ...fields, ...marker }, refs: args.refs });
+      const w = this.objectPlan(plan.kind, plan.shard, plan.args, async (tx) => {
+        const { object, placedWith } = await this.writeCreated(tx, plan);
+        const listedElsewhere = plan.remote.map((l) => listingStep({ table: l.table as MappingTable }, l.from, object.id, true));
+        return { result: object, steps: [...listedElsewhere, ...(hooks?.created?.(tx, { viewer: me, object, placedWith }) ?? [])] };
+      });
+      return this.run(w, me, writeOpts, ctx);
+    };
+    // A sign-up's write has no viewer to scope an idempotency key by: without claims it records none.
+    if (claims.length === 0) return write({}, signUp ? {} : opts);
+    // The claims' token (from the idempotency key) makes a retry answer with its first object, so
+    // the write itself records no idempotency key: a rolled-back first attempt must not be replayed.
+    return createClaimed(
+      { objects: this.#s.objects, lookups: this.#s.lookups },
+      {
+        claims,
+        idempotencyKey: opts.idempotencyKey,
+        make: (marker) => write(marker, {}),
+        unmake: (o) => this.run(this.cascadePlan(`${name}:undo`, o), me, {}, ctx),
+      },
+      ctx,
+    );
   }
 
   /** `@update`: the owner patches an object's stored fields (undefined leaves, null clears). */
@@ -152,6 +180,20 @@ export class ModelWrites {
     hooks?.check?.({ op, viewer: me.id, target });
     const sequence = this.#now();
     const records = hooks?.records?.({ op, viewer: me.id, target, owner: ownerOf(this.#model, target), sequence }) ?? {};
+    if (relation.inverse === null) {
+      // One side only (a reading list): one local transaction on the list owner's shard. Nothing
+      // on the target's shard names the edge, so a deleted target's edges go by reconcile (lists
+      // skip it at once).
+      const change = relationChange(relation, op, from, targetId, sequence);
+      const local = this.objectPlan(`${op}:${relation.table}`, shardOf(from), { target: formatId(targetId), from: formatId(from) }, async (w) => {
+        await w.edges([change]);
+        return { result: target, steps: [] };
+      });
+      const result = await this.run({ ...local, ...(op === 'add' ? this.liveRecord : this.objectRecord) }, me.id, opts, ctx);
+      opts.learned?.({ kind: 'edge', table: relation.table as MappingTable, from, to: targetId, present: op === 'add' });
+      if (op === 'remove') await hooks?.removed?.(me.id);
+      return result;
+    }
     const plan: RelationPlan<StoredObject> = {
       kind: `${op}:${relation.table}`,
       args: ownList ? { target: formatId(targetId), from: formatId(from) } : { target: formatId(targetId) },
@@ -178,16 +220,26 @@ export class ModelWrites {
 
   // Parts of the declared writes, for a product's custom mutations.
 
-  /** The plan of a create of `typeKey` by `viewer` (input checked), with the type's hooks' step-written lists. */
-  createPlan(kind: string, typeKey: string, viewer: bigint, input: { readonly fields: CreatePlan['data']; readonly refs: CreateArgs['refs'] }): CreatePlan {
-    return createPlan(this.#model, typeKey, {
-      kind,
-      viewer,
-      fields: input.fields,
-      refs: input.refs,
-      openShard: () => randomOpenShard(this.#deps.topology(), this.#deps.random),
-      listedByStep: this.#hooks.create?.[typeKey]?.listedByStep ?? [],
+  /**
+   * The plan of a create of `typeKey` by `viewer` (input checked), with the type's hooks'
+   * step-written lists, and `remote`: the lists on another shard than the new object's that no hook
+   * writes (an answer in its author's list), each written by a `syncListing` step of the create.
+   */
+  createPlan(kind: string, typeKey: string, viewer: bigint, input: { readonly fields: CreatePlan['data']; readonly refs: CreateArgs['refs'] }): CreatePlan & { readonly remote: readonly { readonly table: string; readonly from: bigint }[] } {
+    const type = objectDef(this.#model, typeKey);
+    const byHooks = this.#hooks.create?.[typeKey]?.listedByStep ?? [];
+    // The shard first (every list left to steps), so that the second plan lands on the same one.
+    let open: number | undefined;
+    const openShard = (): number => (open ??= randomOpenShard(this.#deps.topology(), this.#deps.random));
+    const base = { kind, viewer, fields: input.fields, refs: input.refs, openShard };
+    const listed = type.refs.filter((r) => r.listedIn !== null).map((r) => r.field);
+    const { shard } = createPlan(this.#model, typeKey, { ...base, listedByStep: listed });
+    const remote = type.refs.flatMap((r) => {
+      const from = r.owner ? viewer : input.refs[r.field];
+      return r.listedIn !== null && !byHooks.includes(r.field) && from !== undefined && shardOf(from) !== shard ? [{ field: r.field, table: r.listedIn, from }] : [];
     });
+    const plan = createPlan(this.#model, typeKey, { ...base, listedByStep: [...byHooks, ...remote.map((r) => r.field)] });
+    return { ...plan, remote: remote.map(({ table, from }) => ({ table, from })) };
   }
 
   /** A create's first transaction: its `placeWith` object locked active, the object, its lists on this shard. */

@@ -88,7 +88,13 @@ export interface ReconcileReport {
 }
 
 /** The reverse side of each two-sided relation (a mirror of the side written first) and its truth. */
-const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(AUTHORITATIVE_TABLES.map((t) => [reverseOf(t)!, t]));
+/** Each mirror table → the authoritative table it mirrors (a relation with one side only has none). */
+const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(
+  AUTHORITATIVE_TABLES.flatMap((t) => {
+    const r = reverseOf(t);
+    return r === undefined ? [] : [[r, t] as const];
+  }),
+);
 
 /**
  * Checks a range of shards against every rule the writes keep, and repairs what differs, printing
@@ -198,8 +204,16 @@ export async function reconcile(
 
     // Relations: both sides, and neither pointing at a gone object.
     for (const forward of AUTHORITATIVE_TABLES) {
-      const reverse = reverseOf(forward)!;
+      const reverse = reverseOf(forward);
       const fwd = tables.get(forward)!;
+      if (reverse === undefined) {
+        // One side only (a reading list): its edges to deleted objects, which no cascade can find.
+        for (const e of fwd.filter((x) => !alive(x.to))) {
+          await storage.mappings.apply([{ op: 'remove', table: forward, from: e.from, to: e.to }], ctx);
+          note('dangling', shard, `removed ${forward}(${e.from} → ${e.to}): the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`);
+        }
+        continue;
+      }
       const mirrored = await storage.mappings.sequences(reverse, fwd.map((e) => ({ from: e.to, to: e.from })), ctx);
       for (const e of fwd) {
         const ok = alive(e.to);

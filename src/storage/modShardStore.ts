@@ -5,7 +5,11 @@ import { modShardDatabase } from '../core/topology.ts';
 import type { ShardRouter } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
 
-export type LookupNamespace = 'username' | 'email';
+/**
+ * A lookup namespace: a model's `@stored(unique:)` name (`username`, `email`, `handle`), or the
+ * import ledger's `import:<type>`. At most 32 characters (the lookups table's column).
+ */
+export type LookupNamespace = string;
 
 /**
  * Pending claims hold a token with the reserved top bit set: no real ID has it, so a pending claim

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { attackCorpus, type Attack, type CorpusIds } from '../corpus/attacks.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 
 let env: TestEnv;
 let gw: TestGateway;

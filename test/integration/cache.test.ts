@@ -4,7 +4,7 @@ import memjs from 'memjs';
 import { Redis } from 'ioredis';
 import { freshEnv, flushCaches, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { MemcachedObjects } from '../../src/cache/memcachedObjects.ts';
 import { RedisLists } from '../../src/cache/redisLists.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';

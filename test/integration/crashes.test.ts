@@ -27,7 +27,7 @@ import { Redis } from 'ioredis';
 import { allShards, reconcile } from '../../src/services/repair.ts';
 import { testFaultLine } from '../../src/services/testFaults.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
 
 const TOPOLOGY = 'crashes';

@@ -13,7 +13,7 @@ import { createCacheLayers, type CacheLayers } from '../../src/cache/cacheLayers
 import { feedKey, RedisFeeds } from '../../src/cache/redisFeeds.ts';
 import { JobQueue } from '../../src/jobs/jobQueue.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { allShards, repairIntents } from '../../src/services/repair.ts';

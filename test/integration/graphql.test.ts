@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, codes, type TestGateway } from '../helpers/gateway.ts';
 import { encodeId, shardOf } from '../../src/core/ids.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 
 let env: TestEnv;
 let gw: TestGateway;

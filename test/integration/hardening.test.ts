@@ -7,7 +7,7 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, codes, TEST_JWT_SECRET, type TestGateway } from '../helpers/gateway.ts';
 import { startDelayProxy, type DelayProxy } from '../helpers/delayProxy.ts';
 import { evenLayout } from '../../src/core/topology.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { startGateway, type RunningGateway } from '../../src/server.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { SqlIdentifierError } from '../../src/storage/sqlIdentifiers.ts';

@@ -12,7 +12,7 @@ import { SignJWT, base64url } from 'jose';
 import { JwksServer, PROVIDER_AUDIENCE, PROVIDER_ISSUER, providerKey, sign, type ProviderKey } from '../helpers/oidcProvider.ts';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 
 const ISSUER = PROVIDER_ISSUER;
 const AUDIENCE = PROVIDER_AUDIENCE;

@@ -8,7 +8,7 @@ import { OBJECT_TABLES, OBJECT_TYPES, type ObjectType } from '../../src/core/obj
 import { checkEmail, checkText, checkUrl, checkUsername } from '../../src/core/validate.ts';
 import { DECLARED } from '../../src/core/model/declared.ts';
 import { objectDef, storedField } from '../../src/services/writePlans.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 
 let env: TestEnv;
 let gw: TestGateway;

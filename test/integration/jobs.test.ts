@@ -15,7 +15,7 @@ import { JobQueue, type QueueStats } from '../../src/jobs/jobQueue.ts';
 import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import type { Job } from 'bullmq';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { eventOf, type SequenceEvent } from '../../src/core/events.ts';
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';

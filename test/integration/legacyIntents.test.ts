@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { repairIntents, allShards } from '../../src/services/repair.ts';
 import { decodeId, shardOf } from '../../src/core/ids.ts';
 import { shardDatabase } from '../../src/core/topology.ts';

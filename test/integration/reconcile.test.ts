@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { FIX_KINDS, allShards, reconcile, type FixKind } from '../../src/services/repair.ts';
 import { decodeId, encodeId, shardOf } from '../../src/core/ids.ts';
 import { OBJECT_TYPES } from '../../src/core/objectTypes.ts';

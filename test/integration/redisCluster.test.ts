@@ -19,7 +19,7 @@ import { JobQueue } from '../../src/jobs/jobQueue.ts';
 import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { queuePrefix } from '../../src/jobs/queues.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { outdatedRedisServers } from '../../src/redis/redisVersion.ts';

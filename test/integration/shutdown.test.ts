@@ -8,7 +8,7 @@ import { killGatewayProcesses, startGatewayProcess } from '../helpers/gatewayPro
 import { evenLayout } from '../../src/core/topology.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { startGateway } from '../../src/server.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 
 let env: TestEnv;
 let proxy: DelayProxy;

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { DeferredCompletions } from '../../src/services/deferredCompletions.ts';
 import type { FaultHook, FaultPoint } from '../../src/services/writeExecutor.ts';
 import { allShards, reconcile, repairIntents } from '../../src/services/repair.ts';

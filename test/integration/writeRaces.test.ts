@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
-import { ProductWrites } from '../../src/services/writes.ts';
+import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
 import { allShards, reconcile, repairIntents } from '../../src/services/repair.ts';
 import { isShardqlError } from '../../src/core/errors.ts';

@@ -8,7 +8,7 @@
 import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type DeleteTable, type KeyRange, type SourceTable } from '../../core/importSchema.ts';
 import type { PassChunkPayload } from '../../services/backgroundJobs.ts';
 import { DELETE_PHASES, deleteChunk, importChunk, parsePlan, type ChunkOutcome, type ImportPlan } from '../../services/importer.ts';
-import { ProductWrites } from '../../services/writes.ts';
+import { ProductWrites } from '../../product/pinterest/writes.ts';
 import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping, type JobContext, type JobKind } from '../jobKind.ts';
 
 /**

@@ -6,7 +6,7 @@ import { OBJECT_TYPES } from '../../../src/core/objectTypes.ts';
 import { eventOf } from '../../../src/core/events.ts';
 import type { Storage } from '../../../src/storage/index.ts';
 import { storedObject } from '../../../src/storage/objectStore.ts';
-import { productHooks } from '../../../src/services/productHooks.ts';
+import { productHooks } from '../../../src/product/pinterest/hooks.ts';
 
 const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard, type: OBJECT_TYPES[type], local });
 const ann = on(1, 'user', 1n);

@@ -5,20 +5,20 @@
  * model does not state (a pin goes on the viewer's own board, nobody follows themself, a comment
  * may be deleted by its pin's owner too). The one file of services/ that names Pinterest's things.
  */
-import { ShardqlError } from '../core/errors.ts';
-import { listingOfRef } from '../core/listings.ts';
-import type { ObjectType } from '../core/objectTypes.ts';
-import { eventOf, type ActivityKind, type Happening } from '../core/events.ts';
-import { formatId, shardOf } from '../core/ids.ts';
-import type { Storage } from '../storage/index.ts';
-import { notificationsCacheKey } from '../storage/eventStore.ts';
-import type { IntentStep } from '../storage/intentLog.ts';
-import { isActive, type StoredObject } from '../storage/objectStore.ts';
-import type { OpContext } from '../storage/sqlStats.ts';
-import type { BackgroundJobs, JobName, JobPayloads } from './backgroundJobs.ts';
-import { listingStep } from './cascade.ts';
-import { appendEventStep, type LocalWrite } from './writeExecutor.ts';
-import type { RelationHooks, WriteHooks } from './writeHooks.ts';
+import { ShardqlError } from '../../core/errors.ts';
+import { listingOfRef } from '../../core/listings.ts';
+import type { ObjectType } from '../../core/objectTypes.ts';
+import { eventOf, type ActivityKind, type Happening } from '../../core/events.ts';
+import { formatId, shardOf } from '../../core/ids.ts';
+import type { Storage } from '../../storage/index.ts';
+import { notificationsCacheKey } from '../../storage/eventStore.ts';
+import type { IntentStep } from '../../storage/intentLog.ts';
+import { isActive, type StoredObject } from '../../storage/objectStore.ts';
+import type { OpContext } from '../../storage/sqlStats.ts';
+import type { BackgroundJobs, JobName, JobPayloads } from '../../services/backgroundJobs.ts';
+import { listingStep } from '../../services/cascade.ts';
+import { appendEventStep, type LocalWrite } from '../../services/writeExecutor.ts';
+import type { RelationHooks, WriteHooks } from '../../services/writeHooks.ts';
 
 export interface ProductHookDeps {
   readonly storage: Storage;

@@ -1,0 +1,59 @@
+/**
+ * A product: behaviour beyond the model (a home feed, activity, notifications, custom mutations)
+ * that attaches to a served model by the names it needs, as PostGraphile's plugins attach to the
+ * schema they generate. The gateway attaches a product only when the served model has every type,
+ * relation and field it names; otherwise it serves the model alone and says why at start:
+ *
+ *   attach([pinterest], qaModel, qaSdl)
+ *     // { attached: [], refused: [{ product: 'pinterest', missing: ['type board', 'relation user_likes_pins', 'field Query.homeFeed', …] }] }
+ */
+import { buildSchema, isInterfaceType, isObjectType } from 'graphql';
+import type { ModelData } from '../core/model/model.ts';
+import type { ResolverMap } from '../graphql/resolvers.ts';
+import type { DeclaredWrites, WritesDeps } from '../services/writes.ts';
+
+export interface Product {
+  readonly name: string;
+  /** What the product's code names besides its resolvers' fields: object types (keys) and relations (tables). */
+  readonly needs: { readonly types: readonly string[]; readonly relations: readonly string[] };
+  /** Its resolvers, by GraphQL type and field: each `Type.field` must be in the served SDL. */
+  readonly resolvers: ResolverMap;
+  /** The writes the gateway serves when it is attached (its hooks on the declared mutations, its own mutations). */
+  writes?(deps: WritesDeps): DeclaredWrites;
+}
+
+export interface Attachment {
+  readonly attached: readonly Product[];
+  readonly refused: readonly { readonly product: string; readonly missing: readonly string[] }[];
+}
+
+/** What of `product`'s needs the model and its SDL lack (empty: it attaches). */
+export function missingNeeds(product: Product, model: ModelData, typeDefs: string): string[] {
+  const schema = buildSchema(typeDefs);
+  const missing: string[] = [];
+  for (const t of product.needs.types) if (!model.objects.some((o) => o.key === t)) missing.push(`type ${t}`);
+  for (const r of product.needs.relations) if (!model.relations.some((x) => x.table === r)) missing.push(`relation ${r}`);
+  for (const [typeName, fields] of Object.entries(product.resolvers)) {
+    const type = schema.getType(typeName);
+    if (!type || !(isObjectType(type) || isInterfaceType(type))) {
+      missing.push(`type ${typeName}`);
+      continue;
+    }
+    const has = type.getFields();
+    for (const f of Object.keys(fields)) if (!f.startsWith('__') && !(f in has)) missing.push(`field ${typeName}.${f}`);
+  }
+  return missing;
+}
+
+/** The products that attach to `model` (every need met), and why the others do not. */
+export function attach(products: readonly Product[], model: ModelData, typeDefs: string): Attachment {
+  const attached: Product[] = [];
+  const refused: { product: string; missing: string[] }[] = [];
+  for (const p of products) {
+    const missing = missingNeeds(p, model, typeDefs);
+    if (missing.length === 0) attached.push(p);
+    else refused.push({ product: p.name, missing });
+  }
+  if (attached.filter((p) => p.writes).length > 1) throw new Error(`products ${attached.map((p) => p.name).join(', ')} each bring their writes; expected at most one`);
+  return { attached, refused };
+}

@@ -1,0 +1,32 @@
+/**
+ * The products this build knows, and those attached to the model this process serves
+ * (core/model/served.ts): its resolvers and its writes come from here.
+ */
+import { servedModel } from '../core/model/served.ts';
+import { loadTypeDefs } from '../graphql/schema.ts';
+import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
+import { DeclaredWrites, type WritesDeps } from '../services/writes.ts';
+import { attach, type Attachment } from './product.ts';
+import { pinterest } from './pinterest/index.ts';
+
+/** Every product of this build, tried against the served model in this order. */
+export const PRODUCTS = [pinterest] as const;
+
+let attachment: Attachment | undefined;
+
+/** Which products attach to the served model (computed once). */
+export function servedProducts(): Attachment {
+  attachment ??= attach(PRODUCTS, servedModel(), loadTypeDefs());
+  return attachment;
+}
+
+/** The served API's resolvers: the model's, with the attached products' beside them. */
+export function servedResolvers(): ResolverMap {
+  return servedProducts().attached.reduce((map, p) => mergeResolvers(map, p.resolvers), declaredResolvers(servedModel(), loadTypeDefs()));
+}
+
+/** The served writes: the attached product's, or the declared mutations alone. */
+export function servedWrites(deps: WritesDeps): DeclaredWrites {
+  const owner = servedProducts().attached.find((p) => p.writes);
+  return owner?.writes ? owner.writes(deps) : new DeclaredWrites(deps);
+}

@@ -1,0 +1,62 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readModelFiles } from '../../../src/core/model/modelFiles.ts';
+import { parseModel } from '../../../src/core/model/parseModel.ts';
+import { servedModel } from '../../../src/core/model/served.ts';
+import { takenCode } from '../../../src/core/errors.ts';
+import { loadTypeDefs } from '../../../src/graphql/schema.ts';
+import { derivedQueryResolvers, queryFields } from '../../../src/graphql/queryResolvers.ts';
+import { attach, missingNeeds, type Product } from '../../../src/product/product.ts';
+import { pinterest } from '../../../src/product/pinterest/index.ts';
+
+const qa = parseModel(readModelFiles('examples/qa'));
+const qaSdl = loadTypeDefs('examples/qa');
+
+describe('Products: attached by the names they need', () => {
+  test('Pinterest attaches to schema/, with nothing missing', () => {
+    assert.deepEqual(missingNeeds(pinterest, servedModel(), loadTypeDefs()), []);
+    assert.deepEqual(attach([pinterest], servedModel(), loadTypeDefs()), { attached: [pinterest], refused: [] });
+  });
+
+  test('Pinterest does not attach to examples/qa, and says which types, relations and fields it lacks', () => {
+    const missing = missingNeeds(pinterest, qa, qaSdl);
+    for (const m of ['type board', 'type pin', 'type comment', 'relation user_likes_pins', 'relation user_follows_boards', 'field Query.homeFeed', 'field Mutation.repin', 'field User.activity', 'type ActivityEvent']) {
+      assert.ok(missing.includes(m), `${m} in ${JSON.stringify(missing)}`);
+    }
+    // The QA model has users, follows of users and a createUser mutation: those are not missing.
+    for (const m of ['type user', 'relation user_follows_users', 'field Mutation.createUser']) assert.ok(!missing.includes(m), m);
+    assert.deepEqual(attach([pinterest], qa, qaSdl), { attached: [], refused: [{ product: 'pinterest', missing }] });
+  });
+
+  test('two attached products that both bring writes are refused', () => {
+    const other: Product = { name: 'other', needs: { types: [], relations: [] }, resolvers: {}, writes: pinterest.writes! };
+    assert.throws(() => attach([pinterest, other], servedModel(), loadTypeDefs()), /products pinterest, other each bring their writes; expected at most one/);
+  });
+});
+
+describe('Query fields derived from the model', () => {
+  test('examples/qa: viewer, node, user(id, handle), question(id), tag(id, name)', () => {
+    assert.deepEqual(Object.keys(derivedQueryResolvers(qa, queryFields(qaSdl))).sort(), ['node', 'question', 'tag', 'user', 'viewer']);
+  });
+
+  test("schema/: everything but the product's homeFeed", () => {
+    assert.deepEqual(Object.keys(derivedQueryResolvers(servedModel(), queryFields(loadTypeDefs()))).sort(), ['board', 'node', 'pin', 'user', 'viewer']);
+  });
+
+  test('a field named after a type with an argument that is none of its unique fields is refused', () => {
+    const sdl = qaSdl.replace('question(id: ID!): Question', 'question(id: ID, title: String): Question');
+    assert.notEqual(sdl, qaSdl);
+    assert.throws(() => derivedQueryResolvers(qa, queryFields(sdl)), /Query\.question\(title\): expected a field of Question declared @stored\(unique: …\), got title/);
+  });
+});
+
+describe('The code of a taken unique value', () => {
+  const cases: [string, string][] = [
+    ['username', 'USERNAME_TAKEN'],
+    ['email', 'EMAIL_TAKEN'],
+    ['handle', 'HANDLE_TAKEN'],
+    ['tag', 'TAG_TAKEN'],
+    ['import:user', 'IMPORT_USER_TAKEN'],
+  ];
+  for (const [ns, code] of cases) test(`${ns} → ${code}`, () => assert.equal(takenCode(ns), code));
+});
