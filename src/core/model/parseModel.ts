@@ -565,6 +565,15 @@ function checkObjects(problems: Problems, objects: readonly ObjectDef[], relatio
       if (c.relation === '') continue; // missing: said where it is read
       if (r === undefined) problems.at(a.at('relation'), `${a.where}: ${c.relation} names no relation, expected a relation listed from ${o.name}`);
       else if (r.from !== o.key) problems.at(a.at('relation'), `${a.where}: ${c.relation} is listed from ${named(r.from)}, expected a relation listed from ${o.name}`);
+      // A viewer's list with no inverse is found from no object of its `to` side: deleting one
+      // cannot take its edges out (readers skip them, reconcile removes them), so a count beside it
+      // would outlive them. Every count equals its list, after deletes too.
+      else if (r.writer === 'VIEWER' && r.inverse === null) {
+        problems.at(
+          a.at('relation'),
+          `${a.where}: ${c.relation} has no inverse, so a deleted ${named(r.to)} leaves it unseen and its count would stay one too high, expected a relation with an inverse (@relation(inverse: …)) to count, or no @count`,
+        );
+      }
       // A count is kept under its relation's name (counts.kind): two fields would be one number.
       const first = counted.get(c.relation);
       if (first !== undefined) problems.at(a.at('relation'), `${a.where}: the count ${c.relation} is already ${o.name}.${first}'s, expected each count once`);

@@ -412,6 +412,20 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
     });
   });
 
+  test("a count beside a viewer's list with no inverse is refused (a deleted object would stay counted); the list alone is sound", () => {
+    const oneSided = GRAPH.replace('@relation(table: "member_stars_notes", inverse: "note_starred_by_members", timeRange: true)', '@relation(table: "member_stars_notes", timeRange: true)').replace(
+      '  starredBy(first: Int): MemberConnection! @relation(table: "note_starred_by_members", inverse: "member_stars_notes")\n',
+      '',
+    );
+    assert.notEqual(oneSided, GRAPH);
+    assert.deepEqual(problems(oneSided), [
+      `${at(oneSided, '"member_stars_notes")\n  folders')}: Member.starCount @count: member_stars_notes has no inverse, so a deleted Note leaves it unseen and its count would stay one too high, expected a relation with an inverse (@relation(inverse: …)) to count, or no @count`,
+    ]);
+    const uncounted = oneSided.replace('  starCount: Int! @count(relation: "member_stars_notes")\n', '');
+    assert.deepEqual(problems(uncounted), []);
+    assert.equal(model(uncounted).relations.find((r) => r.table === 'member_stars_notes')!.inverse, null);
+  });
+
   test('an unknown type is reported once, where it is named, not again by every check that follows it', () => {
     const noteEdge = GRAPH.replace('type NoteEdge { node: Note! }', 'type NoteEdge { node: Note2! }');
     assert.deepEqual(problems(noteEdge), [
