@@ -10,8 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
+import { readStackInfo, stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
 import { ensureBuilt } from '../scripts/build.mjs';
+import { dropStackTestData, RUN_DROPS_AT_END } from './helpers/env.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -56,12 +57,23 @@ const run = (list: string[], concurrency: number): number => {
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir } },
+    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir, [RUN_DROPS_AT_END]: '1' } },
   );
   return result.status ?? 1;
 };
 const unitStatus = run(unit, Math.max(2, availableParallelism()));
-const integrationStatus = run(integration, 1);
+let integrationStatus = run(integration, 1);
+// Each file leaves its shard databases for the next file's freshEnv to empty (test/helpers/env.ts):
+// dropped here once, so `shardql dev` on this stack finds none of the tests' claims.
+const info = integration.length > 0 && process.env.SHARDQL_STACK_KEEP !== '1' ? readStackInfo(stackDir) : null;
+if (info) {
+  try {
+    await dropStackTestData(info);
+  } catch (err) {
+    console.error(`[stack] dropping the test databases failed: ${err instanceof Error ? err.message : String(err)}`);
+    integrationStatus ||= 1;
+  }
+}
 
 if (startedHere && (process.env.CI === 'true' || process.env.SHARDQL_STACK_KEEP === '0')) await stackDown(stackDir);
 process.exit(unitStatus !== 0 ? unitStatus : integrationStatus);
