@@ -12,7 +12,6 @@ import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { readStackInfo, stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
 import { ensureBuilt } from '../scripts/build.mjs';
-import { dropStackTestData, RUN_DROPS_AT_END } from './helpers/env.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -52,22 +51,25 @@ if (integration.length > 0) {
 // Two node:test runs: the unit files side by side (pure, no shared state: a file's run is mostly
 // its process starting, so one per core halves their wall time), then the integration files one
 // at a time, because they share one stack.
+// SHARDQL_TEST_RUN_DROPS_AT_END (test/helpers/env.ts RUN_DROPS_AT_END): the files leave their shard
+// databases to the next file's freshEnv, and this run drops them at its end.
 const run = (list: string[], concurrency: number): number => {
   if (list.length === 0) return 0;
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir, [RUN_DROPS_AT_END]: '1' } },
+    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir, SHARDQL_TEST_RUN_DROPS_AT_END: '1' } },
   );
   return result.status ?? 1;
 };
 const unitStatus = run(unit, Math.max(2, availableParallelism()));
 let integrationStatus = run(integration, 1);
-// Each file leaves its shard databases for the next file's freshEnv to empty (test/helpers/env.ts):
-// dropped here once, so `shardql dev` on this stack finds none of the tests' claims.
+// Dropped once here, so `shardql dev` on this stack finds none of the tests' claims.
 const info = integration.length > 0 && process.env.SHARDQL_STACK_KEEP !== '1' ? readStackInfo(stackDir) : null;
 if (info) {
   try {
+    // Loaded here: the test helpers (database, Redis, memcached and etcd clients) only matter after integration files.
+    const { dropStackTestData } = await import('./helpers/env.ts');
     await dropStackTestData(info);
   } catch (err) {
     console.error(`[stack] dropping the test databases failed: ${err instanceof Error ? err.message : String(err)}`);
