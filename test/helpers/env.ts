@@ -90,7 +90,7 @@ export async function dropTestData(stack: StackInfo, topology: Topology): Promis
   }
 }
 
-/** Drops every test database on every host of the stack (see dropTestData). */
+/** Drops every shard and mod-shard database on every host of the stack (the map only names the hosts; see dropTestData). */
 export async function dropStackTestData(stack: StackInfo): Promise<void> {
   await dropTestData(stack, parseTopology(evenLayout({ hosts: stackHosts(stack), shards: 16, modShards: 8 })));
 }
@@ -139,8 +139,8 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     async close() {
       await storage.close();
       etcd.close();
-      // Over the first map: its hosts are every host of the stack, whatever a test published since.
-      if (process.env.SHARDQL_STACK_KEEP !== '1' && process.env[RUN_DROPS_AT_END] !== '1') await dropTestData(stack, parseTopology(doc));
+      // On every host of the stack, whatever map a test published since.
+      if (process.env.SHARDQL_STACK_KEEP !== '1' && process.env[RUN_DROPS_AT_END] !== '1') await dropStackTestData(stack);
     },
   });
 }
