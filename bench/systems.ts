@@ -105,16 +105,23 @@ export function floorSystem(schema: GraphQLSchema, data: MemoryData, jwtSecret: 
   return baselineSystem(executor === 'jit' ? 'floor-jit' : 'floor', async () => ({ server: await serveGraphql({ schema, jwtSecret, source: () => source, executor }) }));
 }
 
+/** Requests recorded at once: each waits on MariaDB round trips, one after another (8 s for 220 alone). */
+const RECORDING_CONCURRENCY = 8;
+
 /**
  * Fills the floor's memory: every request once through the baselines' resolvers, reading the real
- * shards through the gateway's loaders and keeping what they return.
+ * shards through the gateway's loaders and keeping what they return. Requests are recorded side by
+ * side: they only read, and what they keep is a union (sets, maps of equal values, lists merged in
+ * their order), the same whatever order they finish in.
  */
 export async function recordFloor(schema: GraphQLSchema, stack: StackInfo, topology: Topology, requests: readonly ScenarioRequest[], events: EventSettings = {}): Promise<MemoryData> {
   const data = new MemoryData();
   const storage = createStorage({ topology: () => topology, credentials: stack.mysql, events });
   const documents = new Map<string, ReturnType<typeof parse>>();
-  try {
-    for (const r of requests) {
+  let next = 0;
+  const recorder = async (): Promise<void> => {
+    while (next < requests.length) {
+      const r = requests[next++]!;
       let doc = documents.get(r.query);
       if (!doc) documents.set(r.query, (doc = parse(r.query)));
       const ctx: SourceContext = { viewerId: r.viewer === undefined ? undefined : BigInt(r.viewer), sqlRoundTrips: 0, src: undefined as unknown as Source };
@@ -122,6 +129,9 @@ export async function recordFloor(schema: GraphQLSchema, stack: StackInfo, topol
       const result = await execute({ schema, document: doc, variableValues: r.variables, contextValue: ctx });
       if (result.errors?.length) throw new Error(`recording the floor: ${result.errors[0]!.message} (${JSON.stringify(r.variables)})`);
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: RECORDING_CONCURRENCY }, recorder));
   } finally {
     await storage.close();
   }

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
+import { readStackInfo, stackStatus, stackUp, stackDown } from '../src/stack/localStack.ts';
 import { ensureBuilt } from '../scripts/build.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -51,17 +51,31 @@ if (integration.length > 0) {
 // Two node:test runs: the unit files side by side (pure, no shared state: a file's run is mostly
 // its process starting, so one per core halves their wall time), then the integration files one
 // at a time, because they share one stack.
+// SHARDQL_TEST_RUN_DROPS_AT_END (test/helpers/env.ts RUN_DROPS_AT_END): the files leave their shard
+// databases to the next file's freshEnv, and this run drops them at its end.
 const run = (list: string[], concurrency: number): number => {
   if (list.length === 0) return 0;
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir } },
+    { stdio: 'inherit', cwd: root, env: { ...process.env, SHARDQL_STACK_DIR: stackDir, SHARDQL_TEST_RUN_DROPS_AT_END: '1' } },
   );
   return result.status ?? 1;
 };
 const unitStatus = run(unit, Math.max(2, availableParallelism()));
-const integrationStatus = run(integration, 1);
+let integrationStatus = run(integration, 1);
+// Dropped once here, so `shardql dev` on this stack finds none of the tests' claims.
+const info = integration.length > 0 && process.env.SHARDQL_STACK_KEEP !== '1' ? readStackInfo(stackDir) : null;
+if (info) {
+  try {
+    // Loaded here: the test helpers (database, Redis, memcached and etcd clients) only matter after integration files.
+    const { dropStackTestData } = await import('./helpers/env.ts');
+    await dropStackTestData(info);
+  } catch (err) {
+    console.error(`[stack] dropping the test databases failed: ${err instanceof Error ? err.message : String(err)}`);
+    integrationStatus ||= 1;
+  }
+}
 
 if (startedHere && (process.env.CI === 'true' || process.env.SHARDQL_STACK_KEEP === '0')) await stackDown(stackDir);
 process.exit(unitStatus !== 0 ? unitStatus : integrationStatus);

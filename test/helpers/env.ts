@@ -5,9 +5,10 @@ import memjs from 'memjs';
 import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
 import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
-import { dropAllShards, provision } from '../../src/storage/provision.ts';
+import { dropAllShards } from '../../src/storage/provision.ts';
 import { ShardAdmin } from '../../src/storage/shardAdmin.ts';
 import { makePrimariesWritable } from '../../src/topology/operations/primaries.ts';
+import { freshShards } from './freshShards.ts';
 
 export interface TestEnv {
   readonly stack: StackInfo;
@@ -89,13 +90,26 @@ export async function dropTestData(stack: StackInfo, topology: Topology): Promis
   }
 }
 
+/** Drops every shard and mod-shard database on every host of the stack (the map only names the hosts; see dropTestData). */
+export async function dropStackTestData(stack: StackInfo): Promise<void> {
+  await dropTestData(stack, parseTopology(evenLayout({ hosts: stackHosts(stack), shards: 16, modShards: 8 })));
+}
+
 /**
- * A fresh sharded database on the shared local stack: every shard database of earlier tests is
- * dropped, then the topology's shards are provisioned empty (with the admin account: the
- * application's may not run DDL), and the map's primaries made writable. `storage` uses the
- * application's account, like a gateway. `close()` drops the databases again (SHARDQL_STACK_KEEP=1
- * keeps them to look at): `shardql dev` shares this stack, and the tests' claims, made with their
- * own mod-shard count, would make it refuse the stack's layout.
+ * Set by test/run.ts, which drops the test databases once when the integration files are done:
+ * then a file's close() leaves them for the next file's freshEnv to empty.
+ */
+export const RUN_DROPS_AT_END = 'SHARDQL_TEST_RUN_DROPS_AT_END';
+
+/**
+ * A fresh sharded database on the shared local stack: the topology's shards and mod shards, empty,
+ * with auto-increments restarted, and no other shard database (freshShards: it empties what
+ * earlier files wrote rather than dropping and provisioning everything again), DDL run with the
+ * admin account (the application's may not run DDL), the caches emptied and the map's primaries
+ * made writable. `storage` uses the application's account, like a gateway. `close()` drops the
+ * databases (SHARDQL_STACK_KEEP=1 keeps them to look at; under test/run.ts the run drops them once
+ * at its end): `shardql dev` shares this stack, and the tests' claims, made with their own
+ * mod-shard count, would make it refuse the stack's layout.
  */
 export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const stack = testStack();
@@ -107,13 +121,15 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
   });
   await writablePrimaries(stack, doc);
-  await dropTestData(stack, env.topology);
   const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack) });
   try {
-    await provision({ router: admin.router, topology: env.topology });
+    const started = Date.now();
+    const r = await freshShards(admin.router, env.topology);
+    console.log(`# fresh shards in ${Date.now() - started} ms: ${r.kept} kept, ${r.emptiedTables} tables emptied, ${r.dropped} dropped, ${r.created} created`);
   } finally {
     await admin.close();
   }
+  await flushCaches(stack);
   const etcd = new Etcd3({ hosts: [...stack.etcd.endpoints] });
   return Object.assign(env, {
     stack,
@@ -123,8 +139,8 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     async close() {
       await storage.close();
       etcd.close();
-      // Over the first map: its hosts are every host of the stack, whatever a test published since.
-      if (process.env.SHARDQL_STACK_KEEP !== '1') await dropTestData(stack, parseTopology(doc));
+      // On every host of the stack, whatever map a test published since.
+      if (process.env.SHARDQL_STACK_KEEP !== '1' && process.env[RUN_DROPS_AT_END] !== '1') await dropStackTestData(stack);
     },
   });
 }

@@ -56,8 +56,11 @@ export async function startWorkerProcess(env: Readonly<Record<string, string>>, 
     });
     void exited.then(({ code, signal }) => rej(new Error(`worker exited before starting (${signal ?? code}): ${stderr}`)));
   });
-  const timeout = sleep(20_000).then(() => {
-    throw new Error(`worker logged no ${until} within 20 s: ${stderr}`);
+  // Cleared once the race is decided: a pending 20 s timer kept the test file's process alive for
+  // up to 20 s after its last test (node:test waits for the event loop to empty).
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => rej(new Error(`worker logged no ${until} within 20 s: ${stderr}`)), 20_000);
   });
   let name: string;
   try {
@@ -66,6 +69,8 @@ export async function startWorkerProcess(env: Readonly<Record<string, string>>, 
     // A worker that starts after the test gave up would consume the next test's jobs, and keep this test process alive.
     child.kill('SIGKILL');
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
   return { child, pid: child.pid!, name, logs, exited };
 }

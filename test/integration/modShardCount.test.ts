@@ -16,7 +16,7 @@ import { recordedModShardCounts } from '../../src/storage/modShardCountRecord.ts
 import { provision } from '../../src/storage/provision.ts';
 import { etcdTopologyStore, publishTopology, publishTopologyIfUnchanged } from '../../src/topology/etcdTopology.ts';
 import { cliArgv } from '../helpers/cli.ts';
-import { adminCredentials, dropTestData, freshEnv, stackHosts, testStackDir, type TestEnv } from '../helpers/env.ts';
+import { adminCredentials, dropStackTestData, dropTestData, freshEnv, stackHosts, testStackDir, type TestEnv } from '../helpers/env.ts';
 import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { runCli } from '../helpers/workers.ts';
 
@@ -168,8 +168,11 @@ describe('`shardql dev` on a stack the tests used', () => {
     assert.equal((await etcd.get(DEV_KEY).exec()).kvs.length, 0, 'dev published nothing');
   });
 
-  test('after the tests closed (their databases dropped): dev publishes its layout, provisions and loads the demo data, whose claims it finds', async () => {
-    await env.close(); // what every test file does at its end
+  test('after the tests ended (their databases dropped): dev publishes its layout, provisions and loads the demo data, whose claims it finds', async () => {
+    // What the tests leave at their end: each file closes, and test/run.ts drops their databases
+    // once the last file is done (outside test/run.ts, close() drops them itself).
+    await env.close();
+    await dropStackTestData(env.stack);
     closed = true;
     const dev = await runDev(/Loaded the demo data: (\d+) users/);
     assert.ok(dev.matched, dev.stdout + dev.stderr);
