@@ -57,6 +57,7 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     assert.equal(f.burst.insertions, f.burst.pins * f.followers);
     assert.equal(f.burst.countedInsertions, f.burst.insertions, 'the workers counted every insertion once');
     assert.ok(f.burst.insertionsPerSecond > 0);
+    let loadGeneratorMs = 0;
     for (const s of report.scenarios) {
       for (const phase of ['cold', 'warm'] as const) {
         const p = s.phases[phase];
@@ -85,7 +86,11 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
         for (const name of ['mysql001-primary', 'mysql002-primary', 'redis', 'memcached']) assert.ok(typeof cpu.byProcess[name] === 'number' && cpu.byProcess[name]! >= 0, `${s.key} warm ${key}: ${name} in ${JSON.stringify(cpu.byProcess)}`);
         const sum = Object.values(cpu.byProcess).reduce((a, v) => a + v, 0);
         assert.ok(Math.abs(sum - cpu.total) < 0.001, `${s.key} warm ${key}: total ${cpu.total} = sum ${sum}`);
-        assert.ok(cpu.loadGenerator !== null && cpu.loadGenerator > 0, `${s.key} warm ${key}: load generator measured apart`);
+        // Measured apart, never in the total. /proc counts in 10 ms ticks: over a 1 s window a slow system's
+        // few requests may cost its load generator less than one (seen at a load average of 10), so one
+        // run may read 0; over the whole benchmark the generator's CPU shows (asserted after the loop).
+        assert.ok(typeof cpu.loadGenerator === 'number' && cpu.loadGenerator >= 0, `${s.key} warm ${key}: load generator measured apart, got ${cpu.loadGenerator}`);
+        loadGeneratorMs += cpu.loadGenerator;
         assert.ok(m.tail !== null && m.tail >= 1, `${s.key} warm ${key}: p99/p50 ${m.tail}`);
         const cores = s.capacity[key]!;
         assert.ok(cores.gateway! > 0 && typeof cores.mysql === 'number', `${s.key} ${key}: cores per 10k req/s ${JSON.stringify(cores)}`);
@@ -103,6 +108,7 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
       const total = prof.byPackage.reduce((a, x) => a + x.pct, 0);
       assert.ok(total > 50 && total <= 100.5, `${s.key}: top packages sum to ${total}%`);
     }
+    assert.ok(loadGeneratorMs > 0, `the load generator's CPU, measured apart, over every warm run: ${loadGeneratorMs} ms per request summed`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
