@@ -35,6 +35,9 @@ export function problemText(p: ModelProblem): string {
 }
 
 /** The declaration is wrong; `problems` lists every mistake found, one a line, sorted by file and line. */
+/** A `@stored(unique:)` namespace: a mod-shard lookup namespace (VARCHAR(32)) that also names a code. */
+const UNIQUE_NAMESPACE = /^[a-z][a-z0-9_]{0,31}$/;
+
 export class ModelError extends Error {
   readonly problems: readonly string[];
   constructor(readonly found: readonly ModelProblem[]) {
@@ -358,6 +361,12 @@ function readObject(
         if (type !== 'String') problems.at(f.type, `${a.where}: the field is a ${type}, expected a String`);
         const maxLength = a.int('maxLength');
         if (maxLength !== null && maxLength < 1) problems.at(a.at('maxLength'), `${a.where}: maxLength is ${maxLength}, expected 1 or more`);
+        const unique = a.string('unique');
+        // A namespace is a key of the mod shard's lookups (VARCHAR(32)) and names its refusal's code
+        // (<NAMESPACE>_TAKEN); `import:<type>` namespaces are the importer's own.
+        if (unique !== null && !UNIQUE_NAMESPACE.test(unique)) {
+          problems.at(a.at('unique'), `${a.where}: unique namespace '${unique}' is no namespace, expected 1 to 32 lowercase letters, digits or underscores, starting with a letter (such as handle)`);
+        }
         stored.push({
           field,
           key: a.string('key') ?? field,
@@ -365,7 +374,7 @@ function readObject(
           maxLength,
           format: a.oneOf<StoredFormat>('format', ['TEXT', 'URL', 'HANDLE', 'EMAIL'], 'TEXT'),
           immutable: a.bool('immutable', false),
-          uniqueIn: a.string('unique'),
+          uniqueIn: unique,
         });
         break;
       }

@@ -254,6 +254,13 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
       want: "Note @object: placeWith 'body' is no @ref field of Note, expected one of folder, author",
     },
     {
+      name: 'a unique namespace the lookups cannot hold (the importer keeps import:<type>; 32 characters at most)',
+      from: 'unique: "handle"',
+      to: 'unique: "import:member"',
+      at: '"import:member"',
+      want: "Member.handle @stored: unique namespace 'import:member' is no namespace, expected 1 to 32 lowercase letters, digits or underscores, starting with a letter (such as handle)",
+    },
+    {
       name: 'a count name used twice',
       from: 'starCount: Int! @count(relation: "member_stars_notes")',
       to: 'starCount: Int! @count(relation: "member_stars_notes")\n  stars: Int! @count(relation: "member_stars_notes")',
