@@ -14,7 +14,14 @@ export function loadDeclaration(dir?: string): string {
   return files.map((f) => f.body).join('\n');
 }
 
-/** The API the gateway serves: the declaration without the model's vocabulary. */
+let servedTypeDefs: string | undefined;
+
+/**
+ * The API the gateway serves: the declaration without the model's vocabulary. The served model's
+ * is printed once per process (products, resolvers and Apollo all read it at start).
+ */
 export function loadTypeDefs(dir?: string): string {
-  return print(withoutModel(parse(loadDeclaration(dir))));
+  if (dir !== undefined) return print(withoutModel(parse(loadDeclaration(dir))));
+  servedTypeDefs ??= print(withoutModel(parse(loadDeclaration())));
+  return servedTypeDefs;
 }
