@@ -10,10 +10,12 @@
  *   shardql worker | jobs            run background jobs; the queues' depth, failures and lag
  *   shardql import --from URL        move an unsharded MySQL database into the shards (as jobs)
  *
+ * Every command takes `--model <dir>`: the directory of model SDL it serves (default SHARDQL_MODEL, else schema/).
+ *
  * Exit status: 0 success, 1 failure (one line on stderr; SHARDQL_DEBUG=1 adds the stack), 2 usage.
  */
-// First: the model every other module derives from (SHARDQL_MODEL), chosen and read before they load.
-import './cli/servedModel.ts';
+// First: the model every other module derives from (--model or SHARDQL_MODEL), chosen and read before they load.
+import { CLI_ARGS } from './cli/servedModel.ts';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
@@ -141,4 +143,4 @@ const ctx: CliContext = {
 
 // Exit explicitly: a client library keeping a handle open must not keep a finished command alive.
 // (stdout and stderr writes are synchronous on Linux for files, pipes and terminals.)
-process.exit(await main(process.argv.slice(2), ctx));
+process.exit(await main(CLI_ARGS, ctx));

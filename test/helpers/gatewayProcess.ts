@@ -33,11 +33,11 @@ const running = new Set<ChildProcess>();
 /**
  * Starts `shardql serve` on the test stack, on a free port, serving the topology at `topologyKey`,
  * and resolves once it listens. `vars`: more SHARDQL_* settings (e.g. a test fault). Rejects with
- * its stderr if it ends or does not listen within `timeoutMs`.
+ * its stderr if it ends or does not listen within `timeoutMs`. `args`: more command-line arguments.
  */
 export async function startGatewayProcess(
   env: TestEnv,
-  opts: { topologyKey: string; vars?: Record<string, string>; timeoutMs?: number },
+  opts: { topologyKey: string; vars?: Record<string, string>; timeoutMs?: number; args?: readonly string[] },
 ): Promise<GatewayProcess> {
   const vars: Record<string, string | undefined> = { ...process.env };
   // Only what this call sets: no SHARDQL_* of the caller's shell leaks in.
@@ -50,7 +50,7 @@ export async function startGatewayProcess(
     SHARDQL_JWT_SECRET: TEST_JWT_SECRET,
     ...opts.vars,
   });
-  const child = spawn(SHARDQL, ['serve'], { env: vars, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(SHARDQL, ['serve', ...(opts.args ?? [])], { env: vars, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -2,9 +2,9 @@
  * A second, different model served by the same build (issue 29): examples/qa, a Q&A site — users
  * with unique handles, tags with unique names, questions on their author's shard, answers on their
  * question's shard, votes and follows as relations with counts, a reading list in its owner's order
- * with no inverse. The gateway, the worker and the CLI are started with SHARDQL_MODEL=examples/qa on
- * a topology listing its type numbers (11–14); the Pinterest product does not attach (the model has
- * no board or pin), and everything below comes from the model alone.
+ * with no inverse. The gateway is started with `--model examples/qa`, the worker and the CLI with
+ * SHARDQL_MODEL=examples/qa, on a topology listing its type numbers (11–14); the Pinterest product
+ * does not attach (the model has no board or pin), and everything below comes from the model alone.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,7 +34,8 @@ before(async () => {
   await env.etcd.put(KEY).value(JSON.stringify({ ...env.doc, idLayout: { ...env.doc.idLayout, types: QA_TYPES } })).exec();
   const provisioned = await cli('provision');
   assert.equal(provisioned.code, 0, provisioned.stderr + provisioned.stdout);
-  gateway = await startGatewayProcess(env, { topologyKey: KEY, vars: VARS, timeoutMs: 60_000 });
+  // The gateway is told by the command line (the worker and the CLI by SHARDQL_MODEL): both choose the model.
+  gateway = await startGatewayProcess(env, { topologyKey: KEY, vars: { SHARDQL_QUEUE_PREFIX: VARS.SHARDQL_QUEUE_PREFIX }, args: ['--model', MODEL], timeoutMs: 60_000 });
   worker = await startWorkerProcess({ SHARDQL_STACK_DIR: testStackDir(), SHARDQL_TOPOLOGY_KEY: KEY, ...VARS });
 });
 after(async () => {
