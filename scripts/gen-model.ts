@@ -1,7 +1,7 @@
 /**
  * `npm run model`: reads the declared model out of schema/*.graphql and writes
- * src/core/model/declared.ts, from which the type numbers, tables and relations every layer uses
- * are derived. A unit test (test/unit/core/model/declared.test.ts) fails while it is stale.
+ * src/core/model/declared.ts, schema/'s model as a value for pure unit tests (the runtime reads the
+ * served model, src/core/model/served.ts). A unit test (test/unit/core/model/declared.test.ts) fails while it is stale.
  * `npm run model -- examples/qa`: checks another model's directory (the vocabulary is added) and
  * writes nothing. A wrong declaration is refused with each problem's file, line and column (exit 1).
  */

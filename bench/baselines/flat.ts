@@ -25,7 +25,8 @@ type Row = RowDataPacket;
 type Value = string | number | bigint | null;
 
 /** Columns of each object table, and which count each count column is. */
-const OBJECTS: Record<Exclude<ObjectType, 'comment'>, { table: string; counts: [string, MappingTable][] }> = {
+type FlatType = 'user' | 'board' | 'pin';
+const OBJECTS: Record<FlatType, { table: string; counts: [string, MappingTable][] }> = {
   user: {
     table: 'users',
     counts: [

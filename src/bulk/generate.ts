@@ -14,7 +14,7 @@
  * derives their event sequences from these edges).
  */
 import { encodeId } from '../core/ids.ts';
-import { OBJECT_TYPES } from '../core/objectTypes.ts';
+import { typeNumberOf } from '../core/objectTypes.ts';
 import { heavyTail, permutation, randInt, rngFor, ZipfSampler, type Rng } from './random.ts';
 
 /** Bumped whenever the same parameters would produce different rows (graph or table layout): old markers then mismatch. */
@@ -143,13 +143,13 @@ export interface Dataset {
 // IDs and text
 
 export function userId(ds: Dataset, u: number): bigint {
-  return encodeId({ shard: ds.userShard[u]!, type: OBJECT_TYPES.user, local: BigInt(ds.userLocal[u]!) });
+  return encodeId({ shard: ds.userShard[u]!, type: typeNumberOf('user'), local: BigInt(ds.userLocal[u]!) });
 }
 export function boardId(ds: Dataset, b: number): bigint {
-  return encodeId({ shard: ds.userShard[ds.boardUser[b]!]!, type: OBJECT_TYPES.board, local: BigInt(ds.boardLocal[b]!) });
+  return encodeId({ shard: ds.userShard[ds.boardUser[b]!]!, type: typeNumberOf('board'), local: BigInt(ds.boardLocal[b]!) });
 }
 export function pinId(ds: Dataset, p: number): bigint {
-  return encodeId({ shard: ds.userShard[ds.pinUser[p]!]!, type: OBJECT_TYPES.pin, local: BigInt(ds.pinLocal[p]!) });
+  return encodeId({ shard: ds.userShard[ds.pinUser[p]!]!, type: typeNumberOf('pin'), local: BigInt(ds.pinLocal[p]!) });
 }
 export function boardShard(ds: Dataset, b: number): number {
   return ds.userShard[ds.boardUser[b]!]!;

@@ -5,7 +5,7 @@
  * row beside every non-empty list, and the username lookups in the mod shards.
  */
 import { shardOf } from '../core/ids.ts';
-import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
+import { type MappingTable, mappingSpec } from '../core/mappings.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
 import { modShardDatabase, shardDatabase, type Topology } from '../core/topology.ts';
 import { POSITION_GAP } from '../storage/mappingStore.ts';
@@ -118,7 +118,7 @@ const MAPPING_COLUMNS = ['from_id', 'to_id', 'sequence', 'position'] as const;
 function mappingPart(db: string, table: MappingTable, list: ListSource): Part {
   let rows = 0;
   for (let i = 0; i < list.from.length; i++) rows += list.degree(list.from[i]!);
-  const ordered = 'ordered' in MAPPINGS[table];
+  const ordered = 'ordered' in mappingSpec(table);
   return {
     table: `${db}.${table}`,
     columns: MAPPING_COLUMNS,
@@ -178,7 +178,7 @@ function objectPart(table: string, objects: ArrayLike<number>, local: Int32Array
 function countsPart(db: string, ix: DatasetIndex, lists: [MappingTable, ListSource][], shard: number): Part {
   const byFrom = new Map<string, [MappingTable, ListSource][]>();
   for (const [table, list] of lists) {
-    const type = MAPPINGS[table].from;
+    const type = mappingSpec(table).from;
     const group = byFrom.get(type);
     if (group) group.push([table, list]);
     else byFrom.set(type, [[table, list]]);

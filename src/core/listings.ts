@@ -11,7 +11,7 @@
  * user's comments); one an `UNLINK` ref writes only links (a pin's repins: a repin outlives its
  * original). Pure: no I/O.
  */
-import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from './mappings.ts';
+import { MAPPING_TABLES, reverseOf, type MappingTable, mappingSpec } from './mappings.ts';
 import { servedModel } from './model/served.ts';
 import type { RefDelete } from './model/model.ts';
 import type { ObjectRefs } from './objectRefs.ts';
@@ -109,7 +109,7 @@ const OWNED = new Map<ObjectType, readonly MappingTable[]>();
 export function ownedLists(type: ObjectType): readonly MappingTable[] {
   let lists = OWNED.get(type);
   if (!lists) {
-    const mine = MAPPING_TABLES.filter((t) => MAPPINGS[t].from === type);
+    const mine = MAPPING_TABLES.filter((t) => mappingSpec(t).from === type);
     lists = [...mine.filter((t) => listRole(t) === 'child'), ...mine.filter((t) => listRole(t) !== 'child')];
     OWNED.set(type, lists);
   }

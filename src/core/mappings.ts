@@ -1,4 +1,3 @@
-import type { DECLARED } from './model/declared.ts';
 import { servedModel } from './model/served.ts';
 import type { ObjectType } from './objectTypes.ts';
 
@@ -16,26 +15,29 @@ export interface MappingSpec {
   readonly ordered?: true;
 }
 
-type DeclaredRelation = (typeof DECLARED.relations)[number];
 const SERVED = servedModel();
 
-export const MAPPINGS = Object.fromEntries(
+export const MAPPINGS: Readonly<Record<MappingTable, MappingSpec>> = Object.fromEntries(
   SERVED.relations.map((r): [string, MappingSpec] => [
     r.table,
     { from: r.from as ObjectType, to: r.to as ObjectType, ...(r.inverse !== null ? { reverse: r.inverse } : {}), ...(r.order === 'OWNER' ? { ordered: true } : {}) },
   ]),
-) as { readonly [R in DeclaredRelation as R['table']]: MappingSpec & { readonly from: R['from']; readonly to: R['to'] } };
+);
 
-export type MappingTable = DeclaredRelation['table'];
+/** A mapping table's name (`@relation(table:)`): any the served model declares. */
+export type MappingTable = string;
 export const MAPPING_TABLES = SERVED.relations.map((r) => r.table) as MappingTable[];
 
+/** The spec of `table`; a table the served model does not declare is a programming error, thrown. */
 export function mappingSpec(table: MappingTable): MappingSpec {
-  return MAPPINGS[table];
+  const spec = MAPPINGS[table];
+  if (spec === undefined) throw new Error(`shardql: the served model declares no mapping table ${JSON.stringify(table)}`);
+  return spec;
 }
 
 /** The table holding the other direction of a relation, if it has one. */
 export function reverseOf(table: MappingTable): MappingTable | undefined {
-  return MAPPINGS[table].reverse as MappingTable | undefined;
+  return mappingSpec(table).reverse;
 }
 
 /**

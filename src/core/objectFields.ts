@@ -8,14 +8,12 @@
  * A field the blob lacks, or holds as something other than a string, is null (or '' where the
  * schema says non-null).
  */
-import type { DECLARED } from './model/declared.ts';
 import { servedModel } from './model/served.ts';
 import type { StoredFieldDef } from './model/model.ts';
 import type { ObjectType } from './objectTypes.ts';
 
-type DeclaredStored = (typeof DECLARED.objects)[number]['stored'][number];
-
-export type ObjectFields = { readonly [F in DeclaredStored as F['field']]?: string | null };
+/** The stored scalars of one object, by their field in the served model (`@stored`). */
+export type ObjectFields = { readonly [field: string]: string | null | undefined };
 
 const STORED = new Map<string, readonly StoredFieldDef[]>(servedModel().objects.map((o) => [o.key, o.stored]));
 

@@ -5,18 +5,13 @@
  *
  *   decodeRefs({ board_id: '241294492511762325', title: 'x' })  // { board: 241294492511762325n }
  */
-import type { DECLARED } from './model/declared.ts';
 import { servedModel } from './model/served.ts';
 
-type DeclaredRef = (typeof DECLARED.objects)[number]['refs'][number];
-
-/** Each reference field of the declared model (`@ref` in schema/): a pin's board, a comment's author… */
-export type ObjectRefs = { readonly [R in DeclaredRef as R['field']]?: bigint };
+/** The references of one object, by their field in the served model (`@ref`): a pin's board, a comment's author… */
+export type ObjectRefs = { readonly [field: string]: bigint | undefined };
 
 /** Blob field of each reference (the model checks that one field name means one key in every type). */
-export const REF_FIELDS = Object.fromEntries(servedModel().objects.flatMap((o) => o.refs.map((r) => [r.field, r.key]))) as {
-  readonly [R in DeclaredRef as R['field']]: R['key'];
-};
+export const REF_FIELDS: Readonly<Record<string, string>> = Object.fromEntries(servedModel().objects.flatMap((o) => o.refs.map((r) => [r.field, r.key])));
 
 const DECIMAL_ID = /^[0-9]{1,20}$/;
 const NO_REFS: ObjectRefs = Object.freeze({});

@@ -1,8 +1,5 @@
-import type { DECLARED } from './model/declared.ts';
 import { servedModel } from './model/served.ts';
 
-/** The product's types as `declared.ts` spells them: TypeScript's names; the values are the served model's. */
-type DeclaredObject = (typeof DECLARED.objects)[number];
 const SERVED = servedModel();
 
 /**
@@ -11,19 +8,29 @@ const SERVED = servedModel();
  * vector). The topology document repeats this table and is refused if it disagrees, so a gateway
  * never decodes IDs with another deployment's numbering.
  */
-export const OBJECT_TYPES = Object.fromEntries(SERVED.objects.map((o) => [o.key, o.typeNumber])) as {
-  readonly [O in DeclaredObject as O['key']]: O['typeNumber'];
-};
-export type ObjectType = DeclaredObject['key'];
-export type TypeNumber = DeclaredObject['typeNumber'];
+export const OBJECT_TYPES: Readonly<Record<ObjectType, number>> = Object.fromEntries(SERVED.objects.map((o) => [o.key, o.typeNumber]));
+/** An object type's key (`@object` type name, lower-case first): any the served model declares. */
+export type ObjectType = string;
 
 const BY_NUMBER = new Map<number, ObjectType>(SERVED.objects.map((o) => [o.typeNumber, o.key as ObjectType]));
+
+/** The type number of `type`; a type the served model does not declare is a programming error, thrown. */
+export function typeNumberOf(type: ObjectType): number {
+  const n = OBJECT_TYPES[type];
+  if (n === undefined) throw new Error(`shardql: the served model declares no object type ${JSON.stringify(type)}`);
+  return n;
+}
 
 export function typeName(typeNumber: number): ObjectType | undefined {
   return BY_NUMBER.get(typeNumber);
 }
 
 /** Object table of each type, in every shard database (`@object(table:)`). */
-export const OBJECT_TABLES = Object.fromEntries(SERVED.objects.map((o) => [o.key, o.table])) as {
-  readonly [O in DeclaredObject as O['key']]: O['table'];
-};
+export const OBJECT_TABLES: Readonly<Record<ObjectType, string>> = Object.fromEntries(SERVED.objects.map((o) => [o.key, o.table]));
+
+/** The object table of `type`; a type the served model does not declare is a programming error, thrown. */
+export function objectTableOf(type: ObjectType): string {
+  const t = OBJECT_TABLES[type];
+  if (t === undefined) throw new Error(`shardql: the served model declares no object type ${JSON.stringify(type)}`);
+  return t;
+}

@@ -484,7 +484,7 @@ export interface Difference {
 }
 
 /** The source table each object type is read from. */
-const SOURCE_OF: Partial<Record<ObjectType, ObjectSource>> = Object.fromEntries(Object.entries(OBJECT_SOURCES).map(([t, type]) => [type, t]));
+const SOURCE_OF: Partial<Record<ObjectType, ObjectSource>> = Object.fromEntries(Object.entries(OBJECT_SOURCES).map(([t, type]) => [type, t as ObjectSource]));
 
 /**
  * The counts compared per object: source table and column → the shards' list. From the model: each

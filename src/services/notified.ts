@@ -7,7 +7,7 @@
  * append does.
  */
 import { STORED_KINDS } from '../core/events.ts';
-import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
+import { type MappingTable, mappingSpec } from '../core/mappings.ts';
 import { notificationsCacheKey } from '../storage/eventStore.ts';
 import type { Storage } from '../storage/index.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
@@ -31,7 +31,7 @@ export async function notifiedKeys(storage: Storage, lists: readonly { readonly 
   const things: bigint[] = [];
   for (const l of lists) {
     if (!NOTIFYING.has(l.table)) continue;
-    if (MAPPINGS[l.table].from === 'user') owners.add(l.from);
+    if (mappingSpec(l.table).from === 'user') owners.add(l.from);
     else things.push(l.from);
   }
   if (things.length > 0) {

@@ -12,9 +12,9 @@
 import { groupBy } from '../core/groupBy.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf } from '../core/ids.ts';
 import { containersOf } from '../core/listings.ts';
-import { MAPPINGS, type MappingTable } from '../core/mappings.ts';
+import { type MappingTable, mappingSpec } from '../core/mappings.ts';
 import { modShardOf, normalizeLookupKey } from '../core/modShard.ts';
-import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
+import { typeName, type ObjectType, typeNumberOf, objectTableOf } from '../core/objectTypes.ts';
 import { blobText, type KeyRange } from '../core/importSchema.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 import { sqlString, statementsOf } from './bulkSql.ts';
@@ -118,8 +118,8 @@ export class ImportStore {
   async placeObjects(req: { source: string; type: ObjectType; shard: number; items: readonly ImportObject[] }, ctx: OpContext = {}): Promise<PlacedObjects> {
     const { source, type, shard } = req;
     const db = shardDatabase(shard);
-    const table = `${db}.${OBJECT_TABLES[type]}`;
-    const typeNo = OBJECT_TYPES[type];
+    const table = `${db}.${objectTableOf(type)}`;
+    const typeNo = typeNumberOf(type);
     const items = [...new Map(req.items.map((i) => [i.oldId, i])).values()];
     if (items.length === 0) return { ids: new Map(), created: 0, updated: [], refused: [], moved: [], inactive: [], lists: [], written: 0 };
     const owners = [...new Set(items.flatMap((i) => i.parents.map((p) => p.from)))];
@@ -138,7 +138,7 @@ export class ImportStore {
         const ownerTypes = groupBy(owners, (id) => typeName(decodeId(id).type)!);
         for (const [ownerType, ids] of ownerTypes) {
           first.push({
-            sql: `SELECT ${OBJECT_TYPES[ownerType]} AS type, local_id FROM ${db}.${OBJECT_TABLES[ownerType]} WHERE local_id IN (${integerList(ids.map((id) => decodeId(id).local))}) AND ${ACTIVE_SQL} LOCK IN SHARE MODE`,
+            sql: `SELECT ${typeNumberOf(ownerType)} AS type, local_id FROM ${db}.${objectTableOf(ownerType)} WHERE local_id IN (${integerList(ids.map((id) => decodeId(id).local))}) AND ${ACTIVE_SQL} LOCK IN SHARE MODE`,
           });
         }
         const r1 = await tx.batch(first);
@@ -261,7 +261,7 @@ export class ImportStore {
     const inserted: NewEdge[] = [];
     const refused: NewEdge[] = [];
     let written = 0;
-    const ownerType = MAPPINGS[table].from;
+    const ownerType = mappingSpec(table).from;
     const unique = [...new Map(edges.map((e) => [`${e.from}:${e.to}`, e])).values()];
     await Promise.all(
       [...groupBy(unique, (e) => shardOf(e.from))].map(async ([shard, list]) => {
@@ -272,8 +272,8 @@ export class ImportStore {
           async (tx) => {
             const active = new Set(
               (
-                await tx.query(`SELECT local_id FROM ${db}.${OBJECT_TABLES[ownerType]} WHERE local_id IN (${integerList(owners.map((o) => decodeId(o).local))}) AND ${ACTIVE_SQL} LOCK IN SHARE MODE`)
-              ).map((r) => encodeId({ shard, type: OBJECT_TYPES[ownerType], local: BigInt(r.local_id as string) })),
+                await tx.query(`SELECT local_id FROM ${db}.${objectTableOf(ownerType)} WHERE local_id IN (${integerList(owners.map((o) => decodeId(o).local))}) AND ${ACTIVE_SQL} LOCK IN SHARE MODE`)
+              ).map((r) => encodeId({ shard, type: typeNumberOf(ownerType), local: BigInt(r.local_id as string) })),
             );
             const ok = list.filter((e) => active.has(e.from));
             const here: NewEdge[] = [];
@@ -373,7 +373,7 @@ export class ImportStore {
       this.#router.writableHostOfShard(shard),
       [shard],
       `SELECT old_id, new_id FROM ${shardDatabase(shard)}.import_ids WHERE source = ? AND type = ?`,
-      [source, OBJECT_TYPES[type]],
+      [source, typeNumberOf(type)],
       ctx,
     );
     return new Map(rows.map((r) => [String(r.old_id), BigInt(r.new_id as string)]));
@@ -392,7 +392,7 @@ export class ImportStore {
           this.#router.writableHostOfShard(shard),
           [shard],
           `SELECT old_id, new_id FROM ${shardDatabase(shard)}.import_ids WHERE source = ? AND type = ? AND new_id IN (${integerList(list)})`,
-          [source, OBJECT_TYPES[type]],
+          [source, typeNumberOf(type)],
           ctx,
         );
         for (const r of rows) out.set(BigInt(r.new_id as string), String(r.old_id));
@@ -407,7 +407,7 @@ export class ImportStore {
    * with the keys the source still has (objects made through the gateway are never in it).
    */
   async importedInRange(source: string, type: ObjectType, range: KeyRange, ctx: OpContext = {}): Promise<Map<string, bigint>> {
-    const where = [`source = ${sqlString(source)}`, `type = ${OBJECT_TYPES[type]}`];
+    const where = [`source = ${sqlString(source)}`, `type = ${typeNumberOf(type)}`];
     if (range.after !== null) where.push(`old_id > ${integerList([range.after])}`);
     if (range.upTo !== null) where.push(`old_id <= ${integerList([range.upTo])}`);
     const out = new Map<string, bigint>();
@@ -552,7 +552,7 @@ function countBy(ids: readonly bigint[]): Map<bigint, number> {
 /** Multi-row edge INSERTs (with IGNORE: returning the rows inserted). Ordered lists get the product's default position. */
 function edgeInserts(db: string, table: MappingTable, edges: readonly NewEdge[], ignore: boolean): string[] {
   if (edges.length === 0) return [];
-  const ordered = 'ordered' in MAPPINGS[table];
+  const ordered = 'ordered' in mappingSpec(table);
   return [
     ...statementsOf(
       [

@@ -2,7 +2,7 @@ import { encodeCursor, decodeCursor } from '../core/cursor.ts';
 import { ShardqlError } from '../core/errors.ts';
 import { groupBy } from '../core/groupBy.ts';
 import { shardOf } from '../core/ids.ts';
-import { MAPPINGS, isMirror, type MappingTable } from '../core/mappings.ts';
+import { isMirror, type MappingTable, mappingSpec } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
 import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
 import { activeGuardStatements } from './objectStore.ts';
@@ -150,7 +150,7 @@ function pageField(
 
 function planPage(req: PageRequest, i: number): PagePlan {
   const owner = req.order === 'owner';
-  if (owner && !('ordered' in MAPPINGS[req.table])) {
+  if (owner && !('ordered' in mappingSpec(req.table))) {
     throw new ShardqlError('INVALID_ARGUMENT', `Expected order TIME for ${req.table}, which has no owner order, got OWNER`);
   }
   const backward = req.backward === true;
@@ -300,7 +300,7 @@ export class MappingStore {
     if (c.op === 'add') {
       const sequence = c.sequence ?? this.#now();
       // In the owner's order a new pin goes first, like the newest in time order.
-      const position = 'ordered' in MAPPINGS[c.table] ? -sequence * POSITION_GAP : null;
+      const position = 'ordered' in mappingSpec(c.table) ? -sequence * POSITION_GAP : null;
       guard.push(...activeGuardStatements(c.from, OWNER_ACTIVE), { sql: `SELECT ${OWNER_ACTIVE} AS active` });
       edge = {
         sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) SELECT ?, ?, ?, ? FROM DUAL WHERE ${OWNER_ACTIVE} = 1`,
@@ -677,7 +677,7 @@ export class MappingStore {
    * the edges after `after` shift by one gap.
    */
   async move(tableName: MappingTable, from: bigint, to: bigint, after: bigint | null, ctx: OpContext = {}): Promise<void> {
-    if (!('ordered' in MAPPINGS[tableName])) throw new ShardqlError('INVALID_ARGUMENT', `${tableName} has no owner order`);
+    if (!('ordered' in mappingSpec(tableName))) throw new ShardqlError('INVALID_ARGUMENT', `${tableName} has no owner order`);
     const shard = shardOf(from);
     const t = table(shard, tableName);
     await this.#router.transaction(

@@ -1,6 +1,6 @@
 import { ShardqlError } from '../core/errors.ts';
 import { decodeId, encodeId, MAX_LOCAL_ID, shardOf, typeOf } from '../core/ids.ts';
-import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
+import { typeName, type ObjectType, typeNumberOf, objectTableOf } from '../core/objectTypes.ts';
 import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
 import { objectFields, type ObjectFields } from '../core/objectFields.ts';
 import { shardDatabase } from '../core/topology.ts';
@@ -29,8 +29,12 @@ function decodeCached(id: bigint, raw: Buffer): StoredObject | undefined {
 
 export type ObjectData = Record<string, unknown>;
 
-/** An object as decoded once on read: its blob, the IDs it points at, and its shown fields (core/objectFields.ts). */
-export interface StoredObject extends ObjectFields {
+/**
+ * An object as decoded once on read: its blob, the IDs it points at, and (as own properties beside
+ * these, named by the served model, for the executor to read without a resolver) its shown fields
+ * (core/objectFields.ts). Code reads a field from `data`; only the executor reads those properties.
+ */
+export interface StoredObject {
   readonly id: bigint;
   readonly type: ObjectType;
   /** The JSON blob. IDs inside it are decimal strings. `active: false` marks a soft delete. */
@@ -68,14 +72,14 @@ function parseData(raw: unknown): ObjectData {
 }
 
 function rowToObject(row: Row, type: ObjectType, shard: number): StoredObject {
-  const id = encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(row.local_id as string) });
+  const id = encodeId({ shard, type: typeNumberOf(type), local: BigInt(row.local_id as string) });
   return storedObject(id, type, parseData(row.data), Number(row.created_at), Number(row.updated_at));
 }
 
 function tableOf(id: bigint): { type: ObjectType; table: string } {
   const type = typeOf(id);
   if (type === undefined) throw new ShardqlError('INVALID_ID', `Expected an ID of a known type, got ${id}`, { reason: 'unknown_type' });
-  return { type, table: OBJECT_TABLES[type] };
+  return { type, table: objectTableOf(type) };
 }
 
 /** SQL that holds for an object row that is active (`active` is false only after a soft delete). */
@@ -137,7 +141,7 @@ export class ObjectStore {
 
   /** Inserts an object inside a caller's transaction on `shard` (a write whose steps commit together). */
   async insertInTx(tx: Tx, type: ObjectType, shard: number, data: ObjectData): Promise<StoredObject> {
-    const table = `${shardDatabase(shard)}.${OBJECT_TABLES[type]}`;
+    const table = `${shardDatabase(shard)}.${objectTableOf(type)}`;
     const now = this.#now();
     const stored: ObjectData = { ...data, active: true };
     const res = await tx.execute(`INSERT INTO ${table} (data, created_at, updated_at) VALUES (?, ?, ?)`, [JSON.stringify(stored), now, now]);
@@ -145,7 +149,7 @@ export class ObjectStore {
     if (local > MAX_LOCAL_ID) {
       throw new ShardqlError('LOCAL_ID_OVERFLOW', `Shard ${shard} has no local IDs left for ${type} objects (2^36 used)`, { shard, type });
     }
-    return storedObject(encodeId({ shard, type: OBJECT_TYPES[type], local }), type, stored, now, now);
+    return storedObject(encodeId({ shard, type: typeNumberOf(type), local }), type, stored, now, now);
   }
 
   /**
@@ -302,7 +306,7 @@ export class ObjectStore {
           const values: SqlValue[] = [];
           for (const g of groups.values()) {
             parts.push(
-              `SELECT ${g.shard} AS shard, ${OBJECT_TYPES[g.type]} AS type, local_id, data, created_at, updated_at FROM ${shardDatabase(g.shard)}.${OBJECT_TABLES[g.type]} WHERE local_id IN (${g.locals.map(() => '?').join(',')})`,
+              `SELECT ${g.shard} AS shard, ${typeNumberOf(g.type)} AS type, local_id, data, created_at, updated_at FROM ${shardDatabase(g.shard)}.${objectTableOf(g.type)} WHERE local_id IN (${g.locals.map(() => '?').join(',')})`,
             );
             values.push(...g.locals);
           }

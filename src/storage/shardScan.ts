@@ -2,7 +2,7 @@ import { groupBy } from '../core/groupBy.ts';
 import { decodeId, encodeId, shardOf } from '../core/ids.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
-import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../core/objectTypes.ts';
+import { OBJECT_TABLES, typeName, type ObjectType, typeNumberOf, objectTableOf } from '../core/objectTypes.ts';
 import { shardDatabase } from '../core/topology.ts';
 import type { Row, ShardRouter } from './shardRouter.ts';
 import type { OpContext } from './sqlStats.ts';
@@ -50,14 +50,14 @@ export class ShardScan {
     const rows = await this.#router.query(
       this.#router.writableHostOfShard(shard),
       [shard],
-      types.map((t) => `SELECT ${OBJECT_TYPES[t]} AS type, local_id, data, created_at FROM ${db}.${OBJECT_TABLES[t]}`).join('\nUNION ALL\n'),
+      types.map((t) => `SELECT ${typeNumberOf(t)} AS type, local_id, data, created_at FROM ${db}.${objectTableOf(t)}`).join('\nUNION ALL\n'),
       [],
       ctx,
     );
     const out = new Map<bigint, ObjectState>();
     for (const r of rows) {
       const type = typeName(Number(r.type))!;
-      out.set(encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) }), stateOf(r, type));
+      out.set(encodeId({ shard, type: typeNumberOf(type), local: BigInt(r.local_id as string) }), stateOf(r, type));
     }
     return out;
   }
@@ -71,13 +71,13 @@ export class ShardScan {
       const parts: string[] = [];
       const values: bigint[] = [];
       for (const [type, of] of byType) {
-        parts.push(`SELECT ${OBJECT_TYPES[type]} AS type, local_id, data, created_at FROM ${db}.${OBJECT_TABLES[type]} WHERE local_id IN (${of.map(() => '?').join(', ')})`);
+        parts.push(`SELECT ${typeNumberOf(type)} AS type, local_id, data, created_at FROM ${db}.${objectTableOf(type)} WHERE local_id IN (${of.map(() => '?').join(', ')})`);
         for (const id of of) values.push(decodeId(id).local);
       }
       const rows = await this.#router.query(this.#router.writableHostOfShard(shard), [shard], parts.join('\nUNION ALL\n'), values, ctx);
       for (const r of rows) {
         const type = typeName(Number(r.type))!;
-        out.set(encodeId({ shard, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) }), stateOf(r, type));
+        out.set(encodeId({ shard, type: typeNumberOf(type), local: BigInt(r.local_id as string) }), stateOf(r, type));
       }
     }
     return out;
@@ -92,7 +92,7 @@ export class ShardScan {
       [],
       ctx,
     );
-    return rows.map((r) => encodeId({ shard, type: OBJECT_TYPES.pin, local: BigInt(r.local_id as string) }));
+    return rows.map((r) => encodeId({ shard, type: typeNumberOf('pin'), local: BigInt(r.local_id as string) }));
   }
 
   /** Lists of `table` on `shard` whose count differs from their rows: [id, rows, counted]. */

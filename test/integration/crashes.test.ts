@@ -21,7 +21,7 @@ import { TEST_JWT_SECRET, startTestGateway, type GqlResult, type TestGateway } f
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
 import { formatId, typeOf } from '../../src/core/ids.ts';
-import { MAPPINGS, MAPPING_TABLES, reverseOf, type MappingTable } from '../../src/core/mappings.ts';
+import { MAPPING_TABLES, reverseOf, type MappingTable, mappingSpec } from '../../src/core/mappings.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
 import { Redis } from 'ioredis';
 import { allShards, reconcile } from '../../src/services/repair.ts';
@@ -287,7 +287,7 @@ async function jobState(gw: { gql: TestGateway['gql'] }, job: Job): Promise<stri
 async function countsEqualLists(ids: readonly bigint[]): Promise<string[]> {
   const wrong: string[] = [];
   for (const table of MAPPING_TABLES) {
-    const from = ids.filter((id) => typeOf(id) === MAPPINGS[table].from);
+    const from = ids.filter((id) => typeOf(id) === mappingSpec(table).from);
     if (from.length === 0) continue;
     const pages = await env.storage.mappings.pages(from.map((id) => ({ table, from: id, first: 1000 })));
     const counts = await env.storage.mappings.counts(from.map((id) => ({ id, kind: table })));

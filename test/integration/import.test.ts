@@ -22,8 +22,8 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, runCli, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { cliArgv } from '../helpers/cli.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
-import { MAPPING_TABLES, MAPPINGS } from '../../src/core/mappings.ts';
-import { OBJECT_TABLES, OBJECT_TYPES, typeName, type ObjectType } from '../../src/core/objectTypes.ts';
+import { MAPPING_TABLES, MAPPINGS, mappingSpec } from '../../src/core/mappings.ts';
+import { OBJECT_TABLES, typeName, type ObjectType, typeNumberOf, objectTableOf } from '../../src/core/objectTypes.ts';
 import { encodeId, shardOf } from '../../src/core/ids.ts';
 import { modShardDatabase, shardDatabase } from '../../src/core/topology.ts';
 import { allShards, reconcile } from '../../src/services/repair.ts';
@@ -224,7 +224,7 @@ async function expectedState(): Promise<State> {
   const obj = (type: ObjectType, id: unknown, data: Record<string, unknown>, c: unknown, u: unknown): void =>
     void objects.push(`${ref(type, id)} ${JSON.stringify(Object.fromEntries(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : 1))))} ${c} ${u}`);
   const edge = (table: string, from: string, to: string, seq: unknown): void =>
-    void edges.push(`${table} ${from} ${to} ${seq} ${'ordered' in MAPPINGS[table as keyof typeof MAPPINGS] ? -Number(seq) * 1024 : 'null'}`);
+    void edges.push(`${table} ${from} ${to} ${seq} ${'ordered' in mappingSpec(table as keyof typeof MAPPINGS) ? -Number(seq) * 1024 : 'null'}`);
   for (const u of await q('SELECT * FROM users')) {
     const d = JSON.parse(String(u.data)) as Record<string, unknown>;
     obj('user', u.id, { ...d, ...(u.email ? { email: u.email } : {}) }, u.created_at, u.updated_at);
@@ -294,8 +294,8 @@ async function shardState(): Promise<State & { unmapped: number; maps: number; o
   let unmapped = 0;
   for (const s of shards) {
     for (const type of Object.keys(OBJECT_TABLES) as ObjectType[]) {
-      for (const r of await query(s, `SELECT local_id, data, created_at, updated_at FROM ${shardDatabase(s)}.${OBJECT_TABLES[type]}`)) {
-        const id = encodeId({ shard: s, type: OBJECT_TYPES[type], local: BigInt(r.local_id as string) });
+      for (const r of await query(s, `SELECT local_id, data, created_at, updated_at FROM ${shardDatabase(s)}.${objectTableOf(type)}`)) {
+        const id = encodeId({ shard: s, type: typeNumberOf(type), local: BigInt(r.local_id as string) });
         const { active, ...data } = JSON.parse(String(r.data)) as Record<string, unknown>;
         if (active !== true) {
           // Deleted in the shards as the source deleted it (`--deletes`): compared apart.

@@ -4,7 +4,7 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { injectionPayloads } from '../corpus/injections.ts';
 import { encodeId } from '../../src/core/ids.ts';
-import { OBJECT_TABLES, OBJECT_TYPES, type ObjectType } from '../../src/core/objectTypes.ts';
+import { OBJECT_TABLES, type ObjectType, typeNumberOf } from '../../src/core/objectTypes.ts';
 import { checkEmail, checkText, checkUrl, checkUsername } from '../../src/core/validate.ts';
 import { DECLARED } from '../../src/core/model/declared.ts';
 import { objectDef, storedField } from '../../src/services/writePlans.ts';
@@ -58,7 +58,7 @@ function owned(change: { table: string; row: Record<string, unknown> }, allowed:
   const [db, table] = change.table.split('.') as [string, string];
   const r = change.row;
   const type = TYPE_OF_TABLE.get(table);
-  if (type && db.startsWith('db')) return allowed.has(String(encodeId({ shard: Number(db.slice(2)), type: OBJECT_TYPES[type], local: BigInt(String(r.local_id)) })));
+  if (type && db.startsWith('db')) return allowed.has(String(encodeId({ shard: Number(db.slice(2)), type: typeNumberOf(type), local: BigInt(String(r.local_id)) })));
   if ('from_id' in r && 'to_id' in r) return allowed.has(String(r.from_id)) && allowed.has(String(r.to_id));
   if (table === 'counts' || table === 'lookups') return allowed.has(String(r.id));
   // An event (activity, notifications): whose sequence, who did it, to what — all ours.

@@ -9,7 +9,7 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { FIX_KINDS, allShards, reconcile, type FixKind } from '../../src/services/repair.ts';
 import { decodeId, encodeId, shardOf } from '../../src/core/ids.ts';
-import { OBJECT_TYPES } from '../../src/core/objectTypes.ts';
+import { typeNumberOf } from '../../src/core/objectTypes.ts';
 import { shardDatabase } from '../../src/core/topology.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
@@ -96,7 +96,7 @@ describe('Reconcile finds exactly the corruption injected, fixes it, and then fi
         await insertEdge('user_follows_boards', u.id, b.id);
         expect('dangling', shardOf(u.id), 'edge to a deleted board');
         const v = await userAwayFrom(used);
-        const nowhere = encodeId({ shard: shardOf(v.id), type: OBJECT_TYPES.pin, local: 999_999n });
+        const nowhere = encodeId({ shard: shardOf(v.id), type: typeNumberOf('pin'), local: 999_999n });
         await insertEdge('user_likes_pins', v.id, nowhere);
         expect('dangling', shardOf(v.id), 'edge to a missing pin');
         const w = await userAwayFrom(used);

@@ -1,7 +1,7 @@
 /**
  * The declared model as a TypeScript module (`npm run model` writes it to declared.ts): the same
- * data parseModel read from the SDL, `as const`, so that the code deriving tables from it keeps the
- * declared names as literal types (`ObjectType` is `'pin' | 'board' | …` of this deployment's model).
+ * data parseModel read from the SDL, `as const`: schema/'s model as a value, for the pure planners'
+ * unit tests. The runtime layers read the served model (served.ts), never this module.
  */
 import type { ModelData } from './model.ts';
 

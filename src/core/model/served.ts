@@ -2,14 +2,14 @@
  * The model this process serves: one directory of model SDL (SHARDQL_MODEL, default the project's
  * schema/), read and parsed once, and the one place every runtime layer gets the model from — the
  * object types and tables, mapping tables, stored fields, references, type numbers, mutations,
- * resolvers, cost, cascade, reconcile, import, DDL and the served SDL. `declared.ts` only supplies
- * TypeScript's literal types (and a unit test checks it equals what schema/ serves).
+ * resolvers, cost, cascade, reconcile, import, DDL and the served SDL. `declared.ts` is schema/'s
+ * model as a value for pure unit tests (and a unit test checks it equals what schema/ serves).
  *
  * The entry points choose the directory before any module reads the model (src/cli/servedModel.ts
  * is the first import of src/cli.ts); a process that never chooses (a test, a script) serves
  * schema/. Choosing another directory after the model was read is a programming error, refused.
  *
- *   chooseModel('/etc/shardql/model');   // at start, from SHARDQL_MODEL
+ *   chooseModel('/etc/shardql/model');   // at start, from --model or SHARDQL_MODEL
  *   servedModel().objects.map((o) => o.key)   // ['user', 'board', 'pin', 'comment', 'collection']
  */
 import { readModelFiles } from './modelFiles.ts';

@@ -4,6 +4,7 @@ import { SignJWT } from 'jose';
 import { mintToken, viewerFromAuthorization } from '../../../src/auth/tokens.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
 import { refusalReason } from '../../../src/auth/refusals.ts';
+import { typeNumberOf } from '../../../src/core/objectTypes.ts';
 
 const SECRET = 'unit-test-secret-that-is-long-enough-for-hs256';
 
@@ -11,7 +12,7 @@ async function userId(): Promise<bigint> {
   // Shard 3429, type user, local 7: built from the layout so the test does not hard-code the type number.
   const { encodeId } = await import('../../../src/core/ids.ts');
   const { OBJECT_TYPES } = await import('../../../src/core/objectTypes.ts');
-  return encodeId({ shard: 3429, type: OBJECT_TYPES.user, local: 7n });
+  return encodeId({ shard: 3429, type: typeNumberOf('user'), local: 7n });
 }
 
 const refused = (e: unknown): boolean => isShardqlError(e, 'UNAUTHENTICATED');

@@ -4,11 +4,11 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { encodeId, formatId } from '../../../src/core/ids.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
 import { DECLARED } from '../../../src/core/model/declared.ts';
-import { OBJECT_TYPES } from '../../../src/core/objectTypes.ts';
+import { OBJECT_TYPES, typeNumberOf } from '../../../src/core/objectTypes.ts';
 import type { GatewayContext } from '../../../src/graphql/context.ts';
 import { mutationResolvers } from '../../../src/graphql/mutationResolvers.ts';
 
-const id = (type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard: 1, type: OBJECT_TYPES[type], local });
+const id = (type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard: 1, type: typeNumberOf(type), local });
 const viewer = id('user', 1n);
 const board = id('board', 2n);
 const pin = id('pin', 3n);

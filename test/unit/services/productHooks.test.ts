@@ -2,13 +2,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeId, formatId } from '../../../src/core/ids.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
-import { OBJECT_TYPES } from '../../../src/core/objectTypes.ts';
+import { OBJECT_TYPES, typeNumberOf } from '../../../src/core/objectTypes.ts';
 import { eventOf } from '../../../src/core/events.ts';
 import type { Storage } from '../../../src/storage/index.ts';
 import { storedObject } from '../../../src/storage/objectStore.ts';
 import { productHooks } from '../../../src/product/pinterest/hooks.ts';
 
-const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard, type: OBJECT_TYPES[type], local });
+const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard, type: typeNumberOf(type), local });
 const ann = on(1, 'user', 1n);
 const bob = on(2, 'user', 2n);
 const bobsPin = storedObject(on(2, 'pin', 3n), 'pin', { pinner_id: formatId(bob) }, 1, 1);

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeId, formatId, shardOf } from '../../../src/core/ids.ts';
 import { DECLARED } from '../../../src/core/model/declared.ts';
-import { OBJECT_TYPES } from '../../../src/core/objectTypes.ts';
+import { OBJECT_TYPES, typeNumberOf } from '../../../src/core/objectTypes.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
 import { storedObject } from '../../../src/storage/objectStore.ts';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../../../src/services/writePlans.ts';
 import { mutationResolvers } from '../../../src/graphql/mutationResolvers.ts';
 
-const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard, type: OBJECT_TYPES[type], local });
+const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => encodeId({ shard, type: typeNumberOf(type), local });
 const ann = on(3, 'user', 1n);
 const bob = on(5, 'user', 2n);
 const annsBoard = on(3, 'board', 10n);

@@ -2,14 +2,14 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeId } from '../../../src/core/ids.ts';
 import { listingBetween, listingFor, listingOfRef } from '../../../src/core/listings.ts';
-import { OBJECT_TYPES } from '../../../src/core/objectTypes.ts';
+import { OBJECT_TYPES, typeNumberOf } from '../../../src/core/objectTypes.ts';
 import { decodeSteps } from '../../../src/storage/intentLog.ts';
 
 // One generic step keeps a list on another shard in step with an object (`syncListing`); what a
 // refused add means comes from the model's `@ref(listedIn, onDelete)`. Intents recorded by a
 // previous version name their list by its two objects (`syncAuthored`, `syncRepin`).
 
-const id = (type: keyof typeof OBJECT_TYPES, shard: number, local: bigint): string => `${encodeId({ shard, type: OBJECT_TYPES[type], local })}`;
+const id = (type: keyof typeof OBJECT_TYPES, shard: number, local: bigint): string => `${encodeId({ shard, type: typeNumberOf(type), local })}`;
 
 describe('Listing steps: which list and what its refusal means, from the model', () => {
   test('a listing by its table, by its reference, and by its two types', () => {
