@@ -1,6 +1,7 @@
 import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { describeValue, isShardqlError, type ShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
+import { servedModel } from '../core/model/served.ts';
 import { keysUnavailable, providerKeys } from './providerKeys.ts';
 import { checkIssuedAt, joseRefusal, tokenRefused } from './refusals.ts';
 
@@ -85,7 +86,7 @@ export function identityProviderVerifier(opts: IdentityProviderOptions): Provide
       const value = payload[claim];
       try {
         if (typeof value !== 'string') throw new Error('not a string');
-        return parseId(value, { expect: 'user' });
+        return parseId(value, { expect: servedModel().viewer });
       } catch (err) {
         throw tokenRefused(`the claim ${JSON.stringify(claim)} names no user of this gateway: ${describeValue(value)}`, err);
       }

@@ -2,6 +2,7 @@ import { webcrypto } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { describeValue, ShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
+import { servedModel } from '../core/model/served.ts';
 import { IDENTITY_PROVIDER_DEFAULTS, identityProviderVerifier, PROVIDER_ALGORITHMS, type IdentityProviderOptions } from './identityProvider.ts';
 import { checkIssuedAt, joseRefusal, tokenRefused } from './refusals.ts';
 
@@ -86,7 +87,7 @@ async function verifyGatewayToken(secret: string, token: string): Promise<bigint
   checkIssuedAt(payload, ISSUED_AT_SKEW_SECONDS);
   let viewer: bigint;
   try {
-    viewer = parseId(payload.sub, { expect: 'user' });
+    viewer = parseId(payload.sub, { expect: servedModel().viewer });
   } catch (err) {
     throw tokenRefused('"sub" names no user of this gateway', err);
   }

@@ -2,6 +2,7 @@
 import { mintToken } from '../auth/tokens.ts';
 import { isShardqlError } from '../core/errors.ts';
 import { parseId } from '../core/ids.ts';
+import { servedModel } from '../core/model/served.ts';
 import type { Topology } from '../core/topology.ts';
 import type { GatewayConfig } from '../config.ts';
 import { provision, type ProvisionReport } from '../storage/provision.ts';
@@ -65,17 +66,23 @@ async function resolveUser(config: GatewayConfig, who: string): Promise<bigint> 
   let idProblem: string | undefined;
   if (/^[0-9]+$/.test(who)) {
     try {
-      return parseId(who, { expect: 'user' });
+      return parseId(who, { expect: servedModel().viewer });
     } catch (err) {
       if (!isShardqlError(err, 'INVALID_ID')) throw err;
       idProblem = err.message; // maybe a numeric username: look it up
     }
   }
+  // A viewer's unique fields (Pinterest's username, a qa site's handle) name them through the mod shard.
+  const model = servedModel();
+  const names = (model.objects.find((o) => o.key === model.viewer)?.stored ?? []).flatMap((f) => (f.uniqueIn !== null ? [{ field: f.field, namespace: f.uniqueIn }] : []));
   const { topology } = await publishedTopology(config);
-  const found = await withStorage(config, topology, (s) => s.lookups.lookup('username', [who]), 2);
-  const id = found.get(who);
-  if (id === undefined) throw new CliError(idProblem ? `${who} is neither a user ID (${idProblem}) nor a username` : `No user is named ${JSON.stringify(who)}`);
-  return id;
+  for (const { namespace } of names) {
+    const found = await withStorage(config, topology, (s) => s.lookups.lookup(namespace, [who]), 2);
+    const id = found.get(who);
+    if (id !== undefined) return id;
+  }
+  const named = names.map((n) => n.field).join(' or ') || 'no unique field';
+  throw new CliError(idProblem ? `${who} is neither a ${model.viewer} ID (${idProblem}) nor a ${named}` : `No ${model.viewer} has the ${named} ${JSON.stringify(who)}`);
 }
 
 const token: Command = {

@@ -83,18 +83,6 @@ export class ShardScan {
     return out;
   }
 
-  /** IDs of the pins on a shard that are repins (their JSON has `via_pin_id`). */
-  async repinIds(shard: number, ctx: OpContext = {}): Promise<bigint[]> {
-    const rows = await this.#router.query(
-      this.#router.hostOfShard(shard),
-      [shard],
-      `SELECT local_id FROM ${shardDatabase(shard)}.pins WHERE JSON_VALUE(data, '$.via_pin_id') IS NOT NULL`,
-      [],
-      ctx,
-    );
-    return rows.map((r) => encodeId({ shard, type: typeNumberOf('pin'), local: BigInt(r.local_id as string) }));
-  }
-
   /** Lists of `table` on `shard` whose count differs from their rows: [id, rows, counted]. */
   async countMismatches(shard: number, table: MappingTable, ctx: OpContext = {}): Promise<{ id: bigint; actual: number; counted: number }[]> {
     const db = shardDatabase(shard);

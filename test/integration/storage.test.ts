@@ -6,7 +6,7 @@ import { isActive } from '../../src/storage/objectStore.ts';
 import { decodeId, shardOf, MAX_LOCAL_ID, encodeId } from '../../src/core/ids.ts';
 import { isShardqlError } from '../../src/core/errors.ts';
 import { provision } from '../../src/storage/provision.ts';
-import { createUser } from '../../src/services/users.ts';
+import { createUser } from '../../src/product/pinterest/users.ts';
 import { pendingClaimToken } from '../../src/storage/modShardStore.ts';
 import { shardDatabase } from '../../src/core/topology.ts';
 

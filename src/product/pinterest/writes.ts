@@ -7,7 +7,7 @@ import type { OpContext } from '../../storage/sqlStats.ts';
 import type { WriteOpts } from '../../services/modelWrites.ts';
 import { DeclaredWrites, type WritesDeps } from '../../services/writes.ts';
 import { fanOutSteps, happeningEvents, ownBoard, productHooks, refStep } from './hooks.ts';
-import { createUser } from '../../services/users.ts';
+import { createUser } from './users.ts';
 import { applyPatch, objectDef, storedField, updatePatch } from '../../services/writePlans.ts';
 
 export type { WriteOpts, WritesDeps } from '../../services/writes.ts';

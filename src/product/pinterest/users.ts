@@ -1,11 +1,9 @@
-import type { Topology } from '../core/topology.ts';
-import type { ModShardStore } from '../storage/modShardStore.ts';
-import type { ObjectData, ObjectStore, StoredObject } from '../storage/objectStore.ts';
-import type { OpContext } from '../storage/sqlStats.ts';
-import { randomOpenShard } from './placement.ts';
-import { createClaimed, type Claim } from './uniqueClaims.ts';
-
-export { SIGN_UP_FIELD } from './uniqueClaims.ts';
+import type { Topology } from '../../core/topology.ts';
+import type { ModShardStore } from '../../storage/modShardStore.ts';
+import type { ObjectData, ObjectStore, StoredObject } from '../../storage/objectStore.ts';
+import type { OpContext } from '../../storage/sqlStats.ts';
+import { randomOpenShard } from '../../services/placement.ts';
+import { createClaimed, type Claim } from '../../services/uniqueClaims.ts';
 
 export interface NewUser {
   readonly username: string;
