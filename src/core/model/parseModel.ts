@@ -9,7 +9,7 @@
  *
  *   // or throws ModelError, every problem a line:
  *   // examples/qa/schema.graphql:87:101: User.saved @relation(table: "user_saved_qs"): table 'user_saved_qs' is
- *   //   not noun_verb_noun, expected user_<verb>_questions (lowercase words joined by underscores, such as user_has_boards)
+ *   //   not noun_verb_noun, expected user_<verb>_questions (lowercase words joined by underscores, such as author_wrote_posts)
  */
 import { Kind, Source, getLocation, parse, specifiedDirectives, visit, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
 import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
@@ -513,7 +513,7 @@ function finishRelations(problems: Problems, pending: readonly PendingRelation[]
     const shape = from !== undefined && to !== undefined ? new RegExp(`^${snakeName(from)}_[a-z0-9]+(_[a-z0-9]+)*_${snakeName(to)}s$`) : undefined;
     if (!MAPPING_TABLE.test(r.table) || (shape !== undefined && !shape.test(r.table))) {
       const example = from !== undefined && to !== undefined ? `${snakeName(from)}_<verb>_${snakeName(to)}s` : 'noun_verb_noun';
-      problems.at(args.at('table'), `${where}: table '${r.table}' is not noun_verb_noun, expected ${example} (lowercase words joined by underscores, such as user_has_boards)`);
+      problems.at(args.at('table'), `${where}: table '${r.table}' is not noun_verb_noun, expected ${example} (lowercase words joined by underscores, such as author_wrote_posts)`);
     }
     if (r.inverse !== null && from !== undefined && to !== undefined) {
       const inv = byTable.get(r.inverse);

@@ -216,14 +216,14 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
       from: 'FolderConnection! @relation(table: "member_has_folders")',
       to: 'FolderConnection! @relation(table: "member_folders")',
       at: '"member_folders"',
-      want: `Member.folders @relation(table: "member_folders"): table 'member_folders' is not noun_verb_noun, expected member_<verb>_folders (lowercase words joined by underscores, such as user_has_boards)`,
+      want: `Member.folders @relation(table: "member_folders"): table 'member_folders' is not noun_verb_noun, expected member_<verb>_folders (lowercase words joined by underscores, such as author_wrote_posts)`,
     },
     {
       name: 'a mapping table whose nouns are not its types',
       from: 'FolderConnection! @relation(table: "member_has_folders")',
       to: 'FolderConnection! @relation(table: "member_has_boxes")',
       at: '"member_has_boxes"',
-      want: `Member.folders @relation(table: "member_has_boxes"): table 'member_has_boxes' is not noun_verb_noun, expected member_<verb>_folders (lowercase words joined by underscores, such as user_has_boards)`,
+      want: `Member.folders @relation(table: "member_has_boxes"): table 'member_has_boxes' is not noun_verb_noun, expected member_<verb>_folders (lowercase words joined by underscores, such as author_wrote_posts)`,
     },
     {
       name: 'an inverse whose types do not mirror',
