@@ -85,6 +85,12 @@ export interface ObjectSource {
   readonly credentials: readonly { readonly role: string; readonly namespace: string }[];
   /** Its owner must own the object it is placed with: its owner's role, the placed-with type's owner role, and how a refusal reads. */
   readonly sameOwner: { readonly owner: string; readonly parentOwner: string; readonly refused: (oldId: string, owner: string, parent: string) => string } | null;
+  /**
+   * Blob keys the importer sets itself, never copied from a data column: `active`, every reference
+   * key of the model (a blob's references are read by key whatever its type) and this type's unique
+   * fields and credentials (a user's username and email; a tag's name, not a user's).
+   */
+  readonly reserved: ReadonlySet<string>;
 }
 
 export interface SelfRefPass {
@@ -137,8 +143,6 @@ export interface ImportSpec {
   readonly verified: readonly string[];
   readonly roles: ReadonlyMap<string, TableRoles>;
   readonly defaultTables: ReadonlyMap<string, string>;
-  /** Blob keys the importer sets itself, never copied from a data column. */
-  readonly reserved: ReadonlySet<string>;
   readonly deleteKinds: Readonly<Record<string, string>>;
   /** The owner reference of each type that has one (`@ref(owner: true)`): who deletes an object. */
   readonly owners: ReadonlyMap<string, string>;
@@ -165,7 +169,8 @@ const OBJECT_TIMES = { createdAt: 'created_at', updatedAt: 'updated_at' } as con
 /** The derived source schema of `model`, with the product's names over it. */
 export function deriveImportSpec(model: ModelData, names: ImportNames = {}): ImportSpec {
   const byKey = new Map(model.objects.map((o) => [o.key, o]));
-  const objects: ObjectSource[] = model.objects.map((o) => objectSource(o, byKey, names));
+  const refKeys = model.objects.flatMap((o) => o.refs.map((r) => r.key));
+  const objects: ObjectSource[] = model.objects.map((o) => objectSource(o, byKey, names, refKeys));
   const roles = new Map<string, TableRoles>();
   const defaultTables = new Map<string, string>();
   for (const o of model.objects) {
@@ -245,12 +250,6 @@ export function deriveImportSpec(model: ModelData, names: ImportNames = {}): Imp
 
   const referenced = new Set(model.objects.flatMap((o) => o.refs.filter((r) => r.to !== o.key).map((r) => r.to)));
   const owning = new Set(model.relations.map((r) => r.from));
-  const reserved = new Set<string>(['active']);
-  for (const o of objects) {
-    for (const r of o.refs) reserved.add(r.key);
-    for (const u of o.unique) reserved.add(u.key);
-    for (const c of o.credentials) reserved.add(c.role);
-  }
   return {
     tables: sources.filter((s): s is ObjectSource | RelationSource => s.kind !== 'selfRef'),
     sources,
@@ -260,27 +259,29 @@ export function deriveImportSpec(model: ModelData, names: ImportNames = {}): Imp
     verified: phases.flat().filter((a) => objects.some((o) => o.alias === a && owning.has(o.type))),
     roles,
     defaultTables,
-    reserved,
     deleteKinds: names.deleteKinds ?? {},
     owners: new Map(model.objects.flatMap((o) => o.refs.filter((r) => r.owner).map((r) => [o.key, r.field] as const))),
   };
 }
 
-function objectSource(o: ObjectDef, byKey: ReadonlyMap<string, ObjectDef>, names: ImportNames): ObjectSource {
+function objectSource(o: ObjectDef, byKey: ReadonlyMap<string, ObjectDef>, names: ImportNames, refKeys: readonly string[]): ObjectSource {
   const refs = [...o.refs].sort((a, b) => Number(b.field === o.placeWith) - Number(a.field === o.placeWith));
   const owner = o.refs.find((r) => r.owner);
   const placedWith = o.placeWith === null ? undefined : byKey.get(o.refs.find((r) => r.field === o.placeWith)!.to);
   const parentOwner = placedWith?.refs.find((r) => r.owner);
   const refused = names.sameOwner?.[o.key];
   if (refused && (!owner || !parentOwner)) throw new ImportSpecError(`${o.key}: a same-owner rule needs an owner on it and on the object it is placed with`);
+  const unique = o.stored.filter((f) => f.uniqueIn !== null);
+  const credentials = names.credentials?.[o.key] ?? [];
   return {
     kind: 'object',
     alias: o.table,
     type: o.key,
     placeWith: o.placeWith,
     refs: refs.map((r) => ({ field: r.field, key: r.key, to: r.to, optional: r.onDelete === 'UNLINK', self: r.to === o.key })),
-    unique: o.stored.filter((f) => f.uniqueIn !== null).map((f) => ({ role: f.field, key: f.key, namespace: f.uniqueIn!, required: f.required })),
-    credentials: (names.credentials?.[o.key] ?? []).map((c) => ({ role: c.role, namespace: c.namespace })),
+    unique: unique.map((f) => ({ role: f.field, key: f.key, namespace: f.uniqueIn!, required: f.required })),
+    credentials: credentials.map((c) => ({ role: c.role, namespace: c.namespace })),
     sameOwner: refused && owner && parentOwner ? { owner: owner.field, parentOwner: parentOwner.field, refused } : null,
+    reserved: new Set(['active', ...refKeys, ...unique.map((f) => f.key), ...credentials.map((c) => c.role)]),
   };
 }

@@ -243,7 +243,7 @@ async function prepareObjects(deps: ImportDeps, object: ObjectSource, rows: read
     }
     for (const note of notes) out.imported(note);
     for (const r of object.refs) set[r.key] = ids.has(r.field) ? formatId(ids.get(r.field)!) : undefined;
-    const blob = buildBlob(data, fieldsOf(cols, row), set, deps.spec.reserved);
+    const blob = buildBlob(data, fieldsOf(cols, row), set, object.reserved);
     const shard = object.placeWith === null ? openShards[placeOnOpenShard(label, oldId, openShards.length)]! : shardOf(ids.get(object.placeWith)!);
     const { parents, elsewhere, links } = containment(object.type as ObjectType, blob, shard);
     prepared.push({ shard, item: { oldId, data: blob, ...times(schema, row), parents }, elsewhere, links, claims, ...(self ? { self } : {}) });

@@ -57,7 +57,10 @@ describe('Import spec: the source schema derived from a model', () => {
     assert.ok(repins?.kind === 'selfRef' && repins.object === 'pins' && repins.field === 'via' && repins.listing === 'pin_repinned_as_pins');
     assert.deepEqual(pinterest.roles.get('users')?.roles, ['table', 'id', 'username', 'email', 'data', 'fields', 'createdAt', 'updatedAt']);
     assert.deepEqual([...(pinterest.roles.get('pins')?.optional ?? [])].sort(), ['data', 'updatedAt', 'via']);
-    assert.ok(pinterest.reserved.has('email') && pinterest.reserved.has('via_pin_id') && !qa.reserved.has('email'));
+    const objectOf = (spec: typeof qa, alias: string) => spec.tables.find((t): t is ObjectSource => t.kind === 'object' && t.alias === alias)!;
+    assert.deepEqual([...objectOf(pinterest, 'users').reserved].sort(), ['active', 'author_id', 'board_id', 'email', 'owner_id', 'pin_id', 'pinner_id', 'username', 'via_pin_id']);
+    assert.ok(!objectOf(pinterest, 'boards').reserved.has('username'), 'a unique field is reserved in its own type only');
+    assert.ok(!objectOf(qa, 'users').reserved.has('name') && objectOf(qa, 'tags').reserved.has('name'), 'a tag’s unique name is not a user’s name');
   });
 
   test('without the product, Pinterest’s model still imports: relations under their own names, repins as pins_via', () => {
