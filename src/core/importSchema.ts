@@ -9,7 +9,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { ImportSpec, TableRoles } from './importSpec.ts';
-import { servedModel } from './model/served.ts';
 import { normalizeLookupKey } from './modShard.ts';
 import { REF_FIELDS } from './objectRefs.ts';
 
@@ -204,15 +203,11 @@ export function placeOnOpenShard(label: string, oldId: string, openShardCount: n
 }
 
 /**
- * Blob fields the importer sets itself, never copied from the source's data: `active`, every
- * reference's key (`@ref(key:)`: owner_id, board_id …) and every unique field (username). An
- * import passes its spec's `reserved`, which adds the product's credentials (a sign-up's email).
+ * Blob fields the importer sets itself in every type, never copied from the source's data: `active`
+ * and every reference's key (`@ref(key:)`: owner_id, board_id …). An import passes its type's
+ * `reserved` (core/importSpec.ts), which adds the type's unique fields and credentials (username, email).
  */
-const MODEL_RESERVED: ReadonlySet<string> = new Set([
-  'active',
-  ...Object.values(REF_FIELDS),
-  ...servedModel().objects.flatMap((o) => o.stored.filter((f) => f.uniqueIn !== null).map((f) => f.key)),
-]);
+const ALWAYS_RESERVED: ReadonlySet<string> = new Set(['active', ...Object.values(REF_FIELDS)]);
 
 /** A source row's cell as the product stores it: JSON-able, strings as they are. */
 function cell(v: unknown): unknown {
@@ -245,7 +240,7 @@ export function buildBlob(
   data: Record<string, unknown>,
   fields: Readonly<Record<string, unknown>>,
   refs: Readonly<Record<string, string | undefined>>,
-  reserved: ReadonlySet<string> = MODEL_RESERVED,
+  reserved: ReadonlySet<string> = ALWAYS_RESERVED,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) if (!reserved.has(k) && v !== null && v !== undefined && v !== '') out[k] = v;

@@ -194,4 +194,41 @@ describe('Import: examples/qa, with no product, from its derived source schema',
       },
     );
   });
+
+  test('--deletes: a user deleted in the source goes with what she wrote (a type with no @delete), an answer and a vote by their own deletes', async () => {
+    const h = env.stack.mysql.hosts[0]!;
+    const owner = env.stack.mysql.admin!;
+    const src = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: owner.user, password: owner.password, database: SOURCE_DB });
+    // As the source's foreign keys would: carol with her question, answer, vote and follow; answer 200 with its vote; bob's vote.
+    for (const sql of [
+      'DELETE FROM users WHERE id = 3',
+      'DELETE FROM questions WHERE author_id = 3',
+      'DELETE FROM answers WHERE author_id = 3 OR id = 200',
+      'DELETE FROM user_upvoted_questions WHERE from_id IN (2, 3)',
+      'DELETE FROM user_upvoted_answers WHERE to_id = 200',
+      'DELETE FROM user_follows_users WHERE from_id = 3',
+    ])
+      await src.query(sql);
+    await src.end();
+    const r = await cli('import', '--from', url, '--deletes', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const result = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { deleted: number; repaired: number };
+    assert.deepEqual([result.deleted, result.repaired], [3, 0], 'carol, answer 200 and bob’s vote; the rest went with them');
+    const q100 = await find('question:100');
+    const after = await gateway!.gql(`query($id: ID!) {
+      alice: user(handle: "alice") { followerCount answerCount upvotedAnswers { edges { node { id } } } }
+      carol: user(handle: "carol") { id }
+      question(id: $id) { answerCount voteCount answers { edges { node { body } } } voters { edges { node { handle } } } }
+    }`, { id: q100 });
+    assert.equal(after.body.errors, undefined, after.text);
+    assert.deepEqual(after.body.data, {
+      alice: { followerCount: 1, answerCount: 1, upvotedAnswers: { edges: [] } },
+      carol: null,
+      question: { answerCount: 0, voteCount: 0, answers: { edges: [] }, voters: { edges: [] } },
+    });
+    const again = await cli('import', '--from', url, '--deletes', '--json');
+    assert.equal(again.code, 0, again.stderr);
+    const second = JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { deleted: number; written: number };
+    assert.deepEqual([second.deleted, second.written], [0, 0], 'a second deletes pass deletes and writes nothing');
+  });
 });
