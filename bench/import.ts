@@ -43,7 +43,8 @@ import { benchAdmin, SLOT_SPAN, slotFor, slotTopology, stackHosts, type DatasetI
 import type { GatewayConfig } from '../src/config.ts';
 import { parseEventRetention } from '../src/core/events.ts';
 import { decodeId } from '../src/core/ids.ts';
-import { importKey, importNamespace, IMPORT_PHASES, type SourceTable } from '../src/core/importSchema.ts';
+import { importKey, importNamespace } from '../src/core/importSchema.ts';
+import { servedImportSpec } from '../src/product/served.ts';
 import { typeName } from '../src/core/objectTypes.ts';
 import { parseTopology } from '../src/core/topology.ts';
 import { startGateway, type RunningGateway } from '../src/server.ts';
@@ -256,7 +257,7 @@ async function importRun(opts: { sourceRows: number; workers: number; source: St
     rejected: number;
     ms: number;
     notes: string[];
-    tables: { table: SourceTable; chunks: number; rowsRead: number; written: number; rejected: number; rowsPerSecond: number | null }[];
+    tables: { table: string; chunks: number; rowsRead: number; written: number; rejected: number; rowsPerSecond: number | null }[];
   };
   if (result.rejected > 0) throw new Error(`the import rejected ${result.rejected} rows: ${result.notes.slice(0, 5).join('; ')}`);
 
@@ -276,7 +277,7 @@ async function importRun(opts: { sourceRows: number; workers: number; source: St
     return { ms: Number.isFinite(first) ? last - first : 0, rows };
   };
   const tables = result.tables.map((t) => ({ ...t, ms: span((x) => x === t.table).ms }));
-  const phases = IMPORT_PHASES.map((phase) => {
+  const phases = servedImportSpec().phases.map((phase) => {
     const s = span((x) => (phase as readonly string[]).includes(x));
     return { phase: phase.join('+'), ms: s.ms, rows: s.rows, rowsPerSecond: s.ms > 0 ? Math.round((s.rows * 1000) / s.ms) : 0 };
   }).filter((p) => p.rows > 0);

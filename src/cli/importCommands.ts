@@ -9,25 +9,15 @@
 import { readFileSync } from 'node:fs';
 import type { Job } from 'bullmq';
 import { importPassword, withSecretFiles } from '../config.ts';
-import {
-  chunkName,
-  IMPORT_PHASES,
-  ImportConfigError,
-  importKey,
-  importNamespace,
-  parseImportConfig,
-  resolveSchema,
-  SOURCE_LABEL,
-  type DeleteTable,
-  type SourceSchema,
-  type SourceTable,
-} from '../core/importSchema.ts';
+import { chunkName, ImportConfigError, importKey, importNamespace, parseImportConfig, resolveSchema, SOURCE_LABEL, type SourceSchema } from '../core/importSchema.ts';
+import { sourceOf, type ImportSpec } from '../core/importSpec.ts';
 import { whileRetryable } from '../core/retry.ts';
-import type { ObjectType } from '../core/objectTypes.ts';
 import type { Topology } from '../core/topology.ts';
 import { JobQueue } from '../jobs/jobQueue.ts';
 import { JOB_KINDS } from '../jobs/registry.ts';
-import { DELETE_PHASES, parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
+import { parsePlan, verifyChunk, type Difference, type ImportPlan } from '../services/importer.ts';
+import { servedImportSpec } from '../product/served.ts';
+import { servedModel } from '../core/model/served.ts';
 import { deletesChunkName } from '../jobs/kinds/import.ts';
 import { repairIntents } from '../services/repair.ts';
 import type { ChunkRecord, ImportRun } from '../storage/importStore.ts';
@@ -64,7 +54,8 @@ export function parseSince(text: string): number | 'last' {
 }
 
 export interface TableProgress {
-  readonly table: SourceTable;
+  /** The source table (`pins`, `repins`, `likes`). */
+  readonly table: string;
   readonly chunks: number;
   readonly chunksDone: number;
   readonly rowsPlanned: number;
@@ -77,10 +68,10 @@ export interface TableProgress {
   readonly etaMs: number | null;
 }
 
-/** Per-table progress of a pass from its plan and the chunks the ledger has. Pure. */
-export function progressOf(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, now: number): TableProgress[] {
+/** Per-table progress of a pass from its plan and the chunks the ledger has, in the spec's phase order. Pure. */
+export function progressOf(spec: ImportSpec, plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, now: number): TableProgress[] {
   const out: TableProgress[] = [];
-  for (const phase of IMPORT_PHASES) {
+  for (const phase of spec.phases) {
     for (const t of phase) {
       const chunks = plan.chunks[t];
       if (!chunks) continue;
@@ -146,6 +137,7 @@ function runTitle(run: ImportRun, plan: ImportPlan): string {
 }
 
 interface Setup {
+  readonly spec: ImportSpec;
   readonly label: string;
   readonly location: SourceLocation;
   readonly source: ImportSource;
@@ -162,9 +154,10 @@ async function openSource(ctx: CliContext, from: string, configFile: string | un
   }
   const label = (name ?? location.database).toLowerCase();
   if (!SOURCE_LABEL.test(label)) throw new UsageError(`--name must be 1-48 of a-z 0-9 _ . - (it names the source in the shards), got ${JSON.stringify(label)}`);
+  const spec = servedImportSpec();
   let parsed;
   try {
-    parsed = parseImportConfig(configFile === undefined ? undefined : JSON.parse(readFileSync(configFile, 'utf8')));
+    parsed = parseImportConfig(configFile === undefined ? undefined : JSON.parse(readFileSync(configFile, 'utf8')), spec);
   } catch (err) {
     throw new CliError(`--config ${configFile}: ${(err as Error).message}`);
   }
@@ -180,7 +173,7 @@ async function openSource(ctx: CliContext, from: string, configFile: string | un
       const cols = types.get(t);
       return cols ? new Set(cols.keys()) : undefined;
     });
-    return { label, location, source, schema, notes };
+    return { spec, label, location, source, schema, notes };
   } catch (err) {
     await source.close();
     if (err instanceof ImportConfigError) throw new CliError(err.message);
@@ -188,20 +181,22 @@ async function openSource(ctx: CliContext, from: string, configFile: string | un
   }
 }
 
-/** The tables a schema has rows for, in phase order. */
-function tablesOf(schema: SourceSchema): SourceTable[] {
-  const has = (t: SourceTable): boolean => (t === 'repins' ? schema.pins.via !== null : schema[t] !== null);
-  return IMPORT_PHASES.flat().filter(has);
+/** The tables a schema has rows for, in phase order: a last pass only when its reference has a column. */
+function tablesOf(spec: ImportSpec, schema: SourceSchema): string[] {
+  return spec.sources
+    .filter((s) => (s.kind === 'selfRef' ? (schema.tables[s.object]?.roles[s.field] ?? null) !== null : (schema.tables[s.alias] ?? null) !== null))
+    .map((s) => s.alias);
 }
 
 async function planPass(setup: Setup, topology: Topology, since: number | null, chunkRows: number, deletes: boolean): Promise<ImportPlan> {
-  const chunks: Partial<Record<SourceTable, { range: { after: string | null; upTo: string | null }; rows: number }[]>> = {};
-  for (const t of tablesOf(setup.schema)) chunks[t] = await setup.source.plan(setup.schema, t, since, chunkRows);
-  const deleted: Partial<Record<DeleteTable, { range: { after: string | null; upTo: string | null }; rows: number }[]>> = {};
+  const { spec } = setup;
+  const chunks: Record<string, { range: { after: string | null; upTo: string | null }; rows: number }[]> = {};
+  for (const t of tablesOf(spec, setup.schema)) chunks[t] = await setup.source.plan(setup.schema, sourceOf(spec, t), since, chunkRows);
+  const deleted: Record<string, { range: { after: string | null; upTo: string | null }; rows: number }[]> = {};
   // The whole key space of each table, whatever `since`: a deleted row has no time to select it by.
-  if (deletes) for (const t of DELETE_PHASES.flat()) if (setup.schema[t] !== null) deleted[t] = await setup.source.plan(setup.schema, t, null, chunkRows);
+  if (deletes) for (const t of spec.deletePhases.flat()) if ((setup.schema.tables[t] ?? null) !== null) deleted[t] = await setup.source.plan(setup.schema, sourceOf(spec, t), null, chunkRows);
   return {
-    version: 1,
+    version: 2,
     source: setup.label,
     url: sourceUrl(setup.location),
     schema: setup.schema,
@@ -219,7 +214,7 @@ interface PassChunk {
   readonly enqueue: (queue: JobQueue<typeof JOB_KINDS>) => Promise<unknown>;
 }
 
-function importChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly SourceTable[]): PassChunk[] {
+function importChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly string[]): PassChunk[] {
   return tables.flatMap((table) =>
     (plan.chunks[table] ?? []).map((_, index) => {
       const payload = { source: run.source, run: run.run, table, index };
@@ -228,7 +223,7 @@ function importChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly Sourc
   );
 }
 
-function deleteChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly DeleteTable[]): PassChunk[] {
+function deleteChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly string[]): PassChunk[] {
   return tables.flatMap((table) =>
     (plan.deletes?.[table] ?? []).map((_, index) => {
       const payload = { source: run.source, run: run.run, table, index };
@@ -243,7 +238,7 @@ function deleteChunksOf(run: ImportRun, plan: ImportPlan, tables: readonly Delet
  * failed for good is retried once per run of this command; failing again, the command stops with
  * its reason.
  */
-async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof JOB_KINDS>, run: ImportRun, plan: ImportPlan, quiet: boolean): Promise<void> {
+async function drive(ctx: CliContext, spec: ImportSpec, storage: Storage, queue: JobQueue<typeof JOB_KINDS>, run: ImportRun, plan: ImportPlan, quiet: boolean): Promise<void> {
   const bullQueue = queue.queue('import');
   const retried = new Set<string>();
   let lastPrint = 0;
@@ -251,11 +246,11 @@ async function drive(ctx: CliContext, storage: Storage, queue: JobQueue<typeof J
   let idleSince = Date.now();
   let hinted = false;
   const phases = [
-    ...IMPORT_PHASES.map((phase) => {
+    ...spec.phases.map((phase) => {
       const tables = phase.filter((t) => plan.chunks[t] !== undefined);
-      return { chunks: importChunksOf(run, plan, tables), lines: (done: ReadonlyMap<string, ChunkRecord>) => progressTable(progressOf(plan, done, Date.now()).filter((p) => p.chunksDone > 0 || tables.includes(p.table))) };
+      return { chunks: importChunksOf(run, plan, tables), lines: (done: ReadonlyMap<string, ChunkRecord>) => progressTable(progressOf(spec, plan, done, Date.now()).filter((p) => p.chunksDone > 0 || tables.includes(p.table))) };
     }),
-    ...DELETE_PHASES.map((phase) => {
+    ...spec.deletePhases.map((phase) => {
       const tables = phase.filter((t) => plan.deletes?.[t] !== undefined);
       return { chunks: deleteChunksOf(run, plan, tables), lines: (done: ReadonlyMap<string, ChunkRecord>) => deletesProgress(plan, done, tables) };
     }),
@@ -306,7 +301,7 @@ function deletedSoFar(done: ReadonlyMap<string, ChunkRecord>): number {
   return [...done.values()].filter((c) => c.chunk.startsWith('deletes:')).reduce((s, c) => s + c.rowsWritten, 0);
 }
 
-function deletesProgress(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, tables: readonly DeleteTable[]): string[] {
+function deletesProgress(plan: ImportPlan, done: ReadonlyMap<string, ChunkRecord>, tables: readonly string[]): string[] {
   return tables.map((t) => {
     const chunks = plan.deletes?.[t] ?? [];
     const finished = chunks.filter((_, i) => done.has(deletesChunkName(t, i)));
@@ -336,13 +331,13 @@ async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology:
   const differences: Difference[] = [];
   let checked = 0;
   const started = Date.now();
-  for (const t of ['users', 'boards', 'pins'] as const) {
-    const ranges = await setup.source.plan(setup.schema, t, null, chunkRows);
+  for (const t of setup.spec.verified) {
+    const ranges = await setup.source.plan(setup.schema, sourceOf(setup.spec, t), null, chunkRows);
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < ranges.length) {
         const r = ranges[next++]!;
-        const res = await verifiedWithRetries(ctx, () => verifyChunk({ storage, source: setup.source, plan }, t, r.range), `${t} ${JSON.stringify(r.range)}`);
+        const res = await verifiedWithRetries(ctx, () => verifyChunk({ spec: setup.spec, storage, source: setup.source, plan }, t, r.range), `${t} ${JSON.stringify(r.range)}`);
         checked += res.checked;
         differences.push(...res.differences);
       }
@@ -353,12 +348,15 @@ async function verify(ctx: CliContext, storage: Storage, setup: Setup, topology:
   else {
     for (const d of differences.slice(0, 200)) println(ctx.stdout, d.text);
     if (differences.length > 200) println(ctx.stdout, `… and ${differences.length - 200} more`);
-    println(ctx.stdout, `verified ${n(checked)} users, boards and pins of ${setup.label} in ${seconds(Date.now() - started)}: ${differences.length} differences`);
+    println(ctx.stdout, `verified ${n(checked)} ${inWords(setup.spec.verified)} of ${setup.label} in ${seconds(Date.now() - started)}: ${differences.length} differences`);
   }
   return differences.length === 0 ? 0 : 1;
 }
 
-const TYPES: Record<string, ObjectType> = { user: 'user', board: 'board', pin: 'pin', comment: 'comment' };
+/** `users, boards and pins`. */
+function inWords(names: readonly string[]): string {
+  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+}
 
 const importCommand: Command = {
   name: 'import',
@@ -371,14 +369,15 @@ const importCommand: Command = {
     deletes: { type: 'boolean', help: 'Also carry rows deleted in the source into the shards (the product\'s deletes), after the pass; only before the switch (see docs/operations.md)' },
     'chunk-rows': { type: 'string', value: 'N', help: `Rows per job (default ${DEFAULT_CHUNK_ROWS})` },
     status: { type: 'boolean', help: 'Show the progress of the latest pass (rows/s and ETA per table) and exit' },
-    verify: { type: 'boolean', help: 'Compare every user, board and pin (counts, object data checksum) between the source and the shards; exit 1 on any difference' },
-    find: { type: 'string', value: 'TYPE:ID', help: 'Print the new ID of an imported object by its old ID, e.g. pin:123 (the mod-shard lookup import:pin)' },
+    verify: { type: 'boolean', help: 'Compare every object of the types that own lists (their counts, object data checksum, unique values) between the source and the shards; exit 1 on any difference' },
+    find: { type: 'string', value: 'TYPE:ID', help: 'Print the new ID of an imported object by its old ID, as <type>:<old id> (the mod-shard lookup import:<type>)' },
     json: { type: 'boolean', help: 'Print the result as one JSON object (and no progress, unless --progress)' },
     progress: { type: 'boolean', help: 'With --json: still print the progress table to stderr (stdout keeps only the JSON)' },
   },
   details: [
-    'Phases: users; boards; pins; then repins, comments, likes, follows and board follows. Each phase is split',
-    'into jobs on the import queue, which every `shardql worker` serves: start more workers (on any machine) to',
+    'Tables and phases come from the served model (docs/operations.md): an object table after the tables it',
+    'references; then each reference of a type to its own type, the last objects and the relations. Each phase is',
+    'split into jobs on the import queue, which every `shardql worker` serves: start more workers (on any machine) to',
     'import faster. Killed at any point (this command or a worker), run the same command again: the pass resumes',
     'and finishes with exactly the result an uninterrupted pass gives. A second pass over an unchanged source',
     'writes nothing. --deletes also deletes in the shards, by the product\'s own deletes, what the source deleted',
@@ -403,9 +402,10 @@ const importCommand: Command = {
         async (storage) => {
           const find = args.string('find');
           if (find !== undefined) {
-            const m = /^([a-z]+):([0-9]{1,20})$/.exec(find);
-            const type = m ? TYPES[m[1]!] : undefined;
-            if (!m || !type) throw new UsageError(`--find must look like pin:123 (user, board, pin, comment), got ${JSON.stringify(find)}`);
+            const types = servedModel().objects.map((o) => o.key);
+            const m = /^([A-Za-z]+):([0-9]{1,20})$/.exec(find);
+            const type = m && types.includes(m[1]!) ? m[1]! : undefined;
+            if (!m || !type) throw new UsageError(`--find must look like ${types.at(-1) ?? 'type'}:123 (${types.join(', ')}), got ${JSON.stringify(find)}`);
             const found = (await storage.imports.lookup(importNamespace(type), [importKey(setup.label, m[2]!)])).get(importKey(setup.label, m[2]!));
             if (found === undefined) throw new CliError(`no ${type} ${m[2]} of ${setup.label} was imported`);
             println(ctx.stdout, String(found));
@@ -416,7 +416,7 @@ const importCommand: Command = {
             const run = await storage.imports.latestRun(setup.label);
             if (!run) throw new CliError(`nothing of ${setup.label} was imported yet`);
             const plan = parsePlan(run.plan);
-            const progress = progressOf(plan, await storage.imports.chunks(run.source, run.run), Date.now());
+            const progress = progressOf(setup.spec, plan, await storage.imports.chunks(run.source, run.run), Date.now());
             if (json) println(ctx.stdout, JSON.stringify({ run: run.run, finished: run.finishedAt !== null, since: plan.since, tables: progress }));
             else {
               println(ctx.stdout, runTitle(run, plan));
@@ -447,7 +447,7 @@ const importCommand: Command = {
             println(ctx.stderr, runTitle(run, plan));
           }
           const plan = parsePlan(run.plan);
-          await withJobQueue(config, (queue) => drive(ctx, storage, queue, run, plan, json && !args.flag('progress')));
+          await withJobQueue(config, (queue) => drive(ctx, setup.spec, storage, queue, run, plan, json && !args.flag('progress')));
           // A worker killed inside one of the product's deletes leaves that write's intent behind, and the
           // chunk's next run skips the object (deleted already): the pass completes what crashes left, as
           // the gateways' repair pass would a few seconds later, before it says it is done.
@@ -457,7 +457,7 @@ const importCommand: Command = {
           if (repaired.failed > 0) throw new CliError(`${repaired.failed} interrupted writes could not be completed; run shardql repair, then this command again`);
           await storage.imports.finishRun(run.source, run.run);
           const done = await storage.imports.chunks(run.source, run.run);
-          const progress = progressOf(plan, done, Date.now());
+          const progress = progressOf(setup.spec, plan, done, Date.now());
           const total = (k: 'rowsRead' | 'written' | 'rejected'): number => progress.reduce((s, p) => s + p[k], 0);
           const first = Math.min(...[...done.values()].map((c) => c.startedAt));
           const last = Math.max(...[...done.values()].map((c) => c.finishedAt));

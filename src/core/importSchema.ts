@@ -2,126 +2,66 @@
  * What `shardql import` expects of an unsharded source database, and how a source row becomes the
  * blob the product stores. Pure: no I/O, so the mapping, the blobs and placement are unit-tested.
  *
- * The default source schema is the benchmark's flat database (src/bulk/flat.ts) plus comments and
- * an optional email column; a small JSON config file renames tables and columns for databases that
- * differ (docs/operations.md "Importing an unsharded database"):
- *
- *   { "tables": { "pins": { "table": "pin", "pinner": "user_id", "via": "repinned_from",
- *                           "fields": { "title": "title", "imageUrl": "image_url" } } },
- *     "timeUnit": "s" }
+ * The default source schema is derived from the served model (core/importSpec.ts; for Pinterest
+ * the benchmark's flat database, src/bulk/flat.ts, plus comments and an optional email column); a
+ * small JSON config file renames tables and columns for databases that differ (docs/operations.md
+ * "Importing an unsharded database").
  */
 import { createHash } from 'node:crypto';
-import { servedModel } from './model/served.ts';
+import type { ImportSpec, TableRoles } from './importSpec.ts';
 import { normalizeLookupKey } from './modShard.ts';
 import { REF_FIELDS } from './objectRefs.ts';
-import type { ObjectType } from './objectTypes.ts';
 
-/** The source tables, in the order their rows can be imported (a row's references come earlier). */
-export const SOURCE_TABLES = ['users', 'boards', 'pins', 'repins', 'comments', 'likes', 'follows', 'boardFollows'] as const;
-export type SourceTable = (typeof SOURCE_TABLES)[number];
-/** The tables a deletes pass (`shardql import --deletes`) walks: every source table but `repins` (a repin is a pin). */
-export type DeleteTable = Exclude<SourceTable, 'repins'>;
-
-/**
- * Import phases: every chunk of a phase runs (on any worker) before the next phase starts, because
- * its rows point at objects the earlier phases create. `repins` re-reads the pins table once every
- * pin exists: a repin's original may be in any chunk.
- */
-export const IMPORT_PHASES: readonly (readonly SourceTable[])[] = [['users'], ['boards'], ['pins'], ['repins', 'comments', 'likes', 'follows', 'boardFollows']];
-
-/** Object tables of the source, and the product type each one's rows become. */
-export const OBJECT_SOURCES = { users: 'user', boards: 'board', pins: 'pin', comments: 'comment' } as const satisfies Partial<Record<SourceTable, ObjectType>>;
-export type ObjectSource = keyof typeof OBJECT_SOURCES;
-
-/** Column roles of each table (a role is what the importer needs; the config names the column). */
-export interface ObjectColumns {
+/** One source table's columns: the table, a column per role (null: none in this source), blob fields mapped to columns. */
+export interface SourceColumns {
   readonly table: string;
-  readonly id: string;
-  /** A JSON column whose fields go into the blob (references and `active` excepted); null: none. */
-  readonly data: string | null;
-  /** Blob field → column, on top of (and overriding) `data`. */
+  /**
+   * Role → column. Objects: `id`, each reference (`pinner`), each unique field (`username`), the
+   * product's credentials (`email`), `data` (a JSON column whose fields go into the blob), `createdAt`,
+   * `updatedAt` (null: rows never change). Relations: `from` (the side the table is read in order
+   * of: the liker), `to`, `createdAt`.
+   */
+  readonly roles: Readonly<Record<string, string | null>>;
+  /** Blob field → column, on top of (and overriding) `data`; relations: none. */
   readonly fields: Readonly<Record<string, string>>;
-  readonly createdAt: string;
-  /** null: rows never change (updated = created). */
-  readonly updatedAt: string | null;
-}
-
-export interface UsersColumns extends ObjectColumns {
-  readonly username: string;
-  readonly email: string | null;
-}
-export interface BoardsColumns extends ObjectColumns {
-  readonly owner: string;
-}
-export interface PinsColumns extends ObjectColumns {
-  readonly board: string;
-  readonly pinner: string;
-  /** The pin this one repins (the repinned-from column); null: the source has no repins. */
-  readonly via: string | null;
-}
-export interface CommentsColumns extends ObjectColumns {
-  readonly pin: string;
-  readonly author: string;
-}
-export interface RelationColumns {
-  readonly table: string;
-  /** The side the relation belongs to (the liker, the follower): the table is read in its order. */
-  readonly from: string;
-  readonly to: string;
-  readonly createdAt: string;
 }
 
 export interface SourceSchema {
-  readonly users: UsersColumns;
-  readonly boards: BoardsColumns;
-  readonly pins: PinsColumns;
-  /** null: the source has no such table. */
-  readonly comments: CommentsColumns | null;
-  readonly likes: RelationColumns | null;
-  readonly follows: RelationColumns | null;
-  readonly boardFollows: RelationColumns | null;
+  /** By the table's name in the config (ImportSpec `alias`: `pins`, `likes`); null: the source has no such table. */
+  readonly tables: Readonly<Record<string, SourceColumns | null>>;
   /** Numeric time columns count milliseconds (`ms`, default) or seconds (`s`); DATETIME and TIMESTAMP are read as UTC. */
   readonly timeUnit: 'ms' | 's';
 }
 
-/**
- * The default schema: the benchmark's flat database (`users`, `boards`, `pins` with `via_pin_id`,
- * `likes`, `follows`, `board_follows`), and `comments`. Columns marked optional in OPTIONAL_DEFAULTS
- * are used only when the source has them.
- */
-export const DEFAULT_SCHEMA: SourceSchema = {
-  users: { table: 'users', id: 'id', username: 'username', email: 'email', data: 'data', fields: {}, createdAt: 'created_at', updatedAt: 'updated_at' },
-  boards: { table: 'boards', id: 'id', owner: 'owner_id', data: 'data', fields: {}, createdAt: 'created_at', updatedAt: 'updated_at' },
-  pins: { table: 'pins', id: 'id', board: 'board_id', pinner: 'pinner_id', via: 'via_pin_id', data: 'data', fields: {}, createdAt: 'created_at', updatedAt: 'updated_at' },
-  comments: { table: 'comments', id: 'id', pin: 'pin_id', author: 'author_id', data: 'data', fields: {}, createdAt: 'created_at', updatedAt: 'updated_at' },
-  likes: { table: 'likes', from: 'user_id', to: 'pin_id', createdAt: 'created_at' },
-  follows: { table: 'follows', from: 'follower_id', to: 'followee_id', createdAt: 'created_at' },
-  boardFollows: { table: 'board_follows', from: 'user_id', to: 'board_id', createdAt: 'created_at' },
-  timeUnit: 'ms',
-};
+/** The columns of a table the schema has (an object's, a relation's). */
+export function columnsOf(schema: SourceSchema, alias: string): SourceColumns | null {
+  return schema.tables[alias] ?? null;
+}
 
-/** Default columns a source may lack (then: no emails, no JSON data, updated = created, no repins). */
-export const OPTIONAL_DEFAULTS: ReadonlySet<string> = new Set(['email', 'data', 'updated_at', 'via_pin_id']);
-/** Tables a source may lack when the config does not name them. */
-export const OPTIONAL_TABLES: ReadonlySet<SourceTable> = new Set(['comments', 'likes', 'follows', 'boardFollows']);
+/** A role's column in a table the schema has, or null. */
+export function roleOf(cols: SourceColumns, role: string): string | null {
+  return cols.roles[role] ?? null;
+}
+
+/**
+ * The default schema: every table and column as the spec derives them (core/importSpec.ts; for
+ * Pinterest the benchmark's flat database and `comments`). Columns the spec marks optional are used
+ * only when the source has them.
+ */
+export function defaultSchema(spec: ImportSpec): SourceSchema {
+  const tables: Record<string, SourceColumns> = {};
+  for (const [alias, r] of spec.roles) tables[alias] = { table: spec.defaultTables.get(alias)!, roles: { ...r.defaults }, fields: {} };
+  return { tables, timeUnit: 'ms' };
+}
 
 export class ImportConfigError extends Error {
   override readonly name = 'ImportConfigError';
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,63}$/;
-const ROLE_KEYS: Record<Exclude<SourceTable, 'repins'>, readonly string[]> = {
-  users: ['table', 'id', 'username', 'email', 'data', 'fields', 'createdAt', 'updatedAt'],
-  boards: ['table', 'id', 'owner', 'data', 'fields', 'createdAt', 'updatedAt'],
-  pins: ['table', 'id', 'board', 'pinner', 'via', 'data', 'fields', 'createdAt', 'updatedAt'],
-  comments: ['table', 'id', 'pin', 'author', 'data', 'fields', 'createdAt', 'updatedAt'],
-  likes: ['table', 'from', 'to', 'createdAt'],
-  follows: ['table', 'from', 'to', 'createdAt'],
-  boardFollows: ['table', 'from', 'to', 'createdAt'],
-};
-const NULLABLE_ROLES = new Set(['email', 'data', 'updatedAt', 'via']);
 
 export interface ParsedConfig {
+  readonly spec: ImportSpec;
   readonly schema: SourceSchema;
   /** Table.role pairs the config named explicitly: those must exist in the source. */
   readonly explicit: ReadonlySet<string>;
@@ -130,29 +70,38 @@ export interface ParsedConfig {
 /**
  * The config file's JSON over the defaults. Every name must be a plain SQL identifier; unknown keys
  * are refused (a typo must not silently fall back to a default).
+ *
+ *   { "tables": { "pins": { "table": "pin", "pinner": "user_id", "via": "repinned_from",
+ *                           "fields": { "title": "title", "imageUrl": "image_url" } } },
+ *     "timeUnit": "s" }
  */
-export function parseImportConfig(json: unknown): ParsedConfig {
+export function parseImportConfig(json: unknown, spec: ImportSpec): ParsedConfig {
   const explicit = new Set<string>();
-  if (json === undefined || json === null) return { schema: DEFAULT_SCHEMA, explicit };
+  const defaults = defaultSchema(spec);
+  if (json === undefined || json === null) return { spec, schema: defaults, explicit };
   if (typeof json !== 'object' || Array.isArray(json)) throw new ImportConfigError(`expected a JSON object, got ${JSON.stringify(json)}`);
   const top = json as Record<string, unknown>;
   for (const k of Object.keys(top)) if (k !== 'tables' && k !== 'timeUnit') throw new ImportConfigError(`unknown key ${JSON.stringify(k)} (expected tables, timeUnit)`);
   const timeUnit = top.timeUnit ?? 'ms';
   if (timeUnit !== 'ms' && timeUnit !== 's') throw new ImportConfigError(`timeUnit: expected "ms" or "s", got ${JSON.stringify(timeUnit)}`);
-  const tables = (top.tables ?? {}) as Record<string, unknown>;
-  if (typeof tables !== 'object' || Array.isArray(tables)) throw new ImportConfigError('tables: expected an object');
-  const out: Record<string, unknown> = { ...DEFAULT_SCHEMA, timeUnit };
-  for (const [name, value] of Object.entries(tables)) {
-    const roles = ROLE_KEYS[name as Exclude<SourceTable, 'repins'>];
-    if (!roles) throw new ImportConfigError(`tables: unknown table ${JSON.stringify(name)} (expected ${Object.keys(ROLE_KEYS).join(', ')})`);
+  const given = (top.tables ?? {}) as Record<string, unknown>;
+  if (typeof given !== 'object' || Array.isArray(given)) throw new ImportConfigError('tables: expected an object');
+  const tables: Record<string, SourceColumns | null> = { ...defaults.tables };
+  for (const [name, value] of Object.entries(given)) {
+    const tableRoles = spec.roles.get(name);
+    if (!tableRoles) throw new ImportConfigError(`tables: unknown table ${JSON.stringify(name)} (expected ${[...spec.roles.keys()].join(', ')})`);
+    const { roles, nullable } = tableRoles;
     if (value === null) {
-      if (!OPTIONAL_TABLES.has(name as SourceTable)) throw new ImportConfigError(`tables.${name}: cannot be null (the import needs it)`);
-      out[name] = null;
+      if (!spec.optionalTables.has(name)) throw new ImportConfigError(`tables.${name}: cannot be null (the import needs it)`);
+      tables[name] = null;
       explicit.add(`${name}.table`);
       continue;
     }
     if (typeof value !== 'object' || Array.isArray(value)) throw new ImportConfigError(`tables.${name}: expected an object or null`);
-    const merged: Record<string, unknown> = { ...(DEFAULT_SCHEMA[name as keyof SourceSchema] as object) };
+    const base = defaults.tables[name]!;
+    let table = base.table;
+    let fields = base.fields;
+    const cols: Record<string, string | null> = { ...base.roles };
     for (const [role, col] of Object.entries(value as Record<string, unknown>)) {
       if (!roles.includes(role)) throw new ImportConfigError(`tables.${name}.${role}: unknown role (expected ${roles.join(', ')})`);
       if (role === 'fields') {
@@ -161,20 +110,21 @@ export function parseImportConfig(json: unknown): ParsedConfig {
           if (!IDENT.test(field) || typeof c !== 'string' || !IDENT.test(c)) throw new ImportConfigError(`tables.${name}.fields.${field}: expected a column name, got ${JSON.stringify(c)}`);
           explicit.add(`${name}.fields.${field}`);
         }
-        merged.fields = col;
+        fields = col as Record<string, string>;
         continue;
       }
-      if (col === null && NULLABLE_ROLES.has(role)) {
-        merged[role] = null;
+      if (col === null && nullable.has(role)) {
+        cols[role] = null;
         continue;
       }
-      if (typeof col !== 'string' || !IDENT.test(col)) throw new ImportConfigError(`tables.${name}.${role}: expected a column name${NULLABLE_ROLES.has(role) ? ' or null' : ''}, got ${JSON.stringify(col)}`);
-      merged[role] = col;
+      if (typeof col !== 'string' || !IDENT.test(col)) throw new ImportConfigError(`tables.${name}.${role}: expected a column name${nullable.has(role) ? ' or null' : ''}, got ${JSON.stringify(col)}`);
+      if (role === 'table') table = col;
+      else cols[role] = col;
       explicit.add(`${name}.${role}`);
     }
-    out[name] = merged;
+    tables[name] = { table, roles: cols, fields };
   }
-  return { schema: out as unknown as SourceSchema, explicit };
+  return { spec, schema: { tables, timeUnit }, explicit };
 }
 
 /**
@@ -183,55 +133,55 @@ export function parseImportConfig(json: unknown): ParsedConfig {
  * or undefined when the table does not exist.
  */
 export function resolveSchema(parsed: ParsedConfig, columnsOf: (table: string) => ReadonlySet<string> | undefined): { schema: SourceSchema; notes: string[] } {
+  const { spec } = parsed;
   const notes: string[] = [];
   const problems: string[] = [];
-  const out: Record<string, unknown> = { timeUnit: parsed.schema.timeUnit };
-  for (const name of Object.keys(ROLE_KEYS) as Exclude<SourceTable, 'repins'>[]) {
-    const spec = parsed.schema[name] as unknown as Record<string, unknown> | null;
-    if (spec === null) {
-      out[name] = null;
+  const tables: Record<string, SourceColumns | null> = {};
+  for (const [name, r] of spec.roles as ReadonlyMap<string, TableRoles>) {
+    const given = parsed.schema.tables[name] ?? null;
+    if (given === null) {
+      tables[name] = null;
       continue;
     }
-    const table = String(spec.table);
-    const cols = columnsOf(table);
+    const cols = columnsOf(given.table);
     if (!cols) {
-      if (OPTIONAL_TABLES.has(name) && !parsed.explicit.has(`${name}.table`)) {
-        notes.push(`the source has no table ${table}: no ${name} to import`);
-        out[name] = null;
+      if (spec.optionalTables.has(name) && !parsed.explicit.has(`${name}.table`)) {
+        notes.push(`the source has no table ${given.table}: no ${name} to import`);
+        tables[name] = null;
         continue;
       }
-      problems.push(`table ${table} (${name}) does not exist`);
+      problems.push(`table ${given.table} (${name}) does not exist`);
       continue;
     }
-    const resolved: Record<string, unknown> = { ...spec };
-    for (const role of ROLE_KEYS[name]) {
+    const roles: Record<string, string | null> = { ...given.roles };
+    for (const role of r.roles) {
       if (role === 'table') continue;
       if (role === 'fields') {
-        for (const [field, col] of Object.entries(spec.fields as Record<string, string>)) {
-          if (!cols.has(col)) problems.push(`${table}.${col} (${name} field ${field}) does not exist`);
+        for (const [field, col] of Object.entries(given.fields)) {
+          if (!cols.has(col)) problems.push(`${given.table}.${col} (${name} field ${field}) does not exist`);
         }
         continue;
       }
-      const col = spec[role];
+      const col = given.roles[role];
       if (col === null || col === undefined) continue;
-      if (cols.has(String(col))) continue;
-      if (OPTIONAL_DEFAULTS.has(String(col)) && !parsed.explicit.has(`${name}.${role}`)) {
-        resolved[role] = null;
+      if (cols.has(col)) continue;
+      if (r.optional.has(role) && !parsed.explicit.has(`${name}.${role}`)) {
+        roles[role] = null;
         continue;
       }
-      problems.push(`${table}.${String(col)} (${name} ${role}) does not exist`);
+      problems.push(`${given.table}.${col} (${name} ${role}) does not exist`);
     }
-    out[name] = resolved;
+    tables[name] = { table: given.table, roles, fields: given.fields };
   }
   if (problems.length > 0) throw new ImportConfigError(`the source does not match the expected schema: ${problems.join('; ')} (see docs/operations.md "Importing an unsharded database"; rename columns with --config)`);
-  return { schema: out as unknown as SourceSchema, notes };
+  return { schema: { tables, timeUnit: parsed.schema.timeUnit }, notes };
 }
 
 /** A source label: names one source in the shards' ID map, the mod-shard lookups and the run ledger. */
 export const SOURCE_LABEL = /^[a-z0-9][a-z0-9_.-]{0,47}$/;
 
 /** The mod-shard lookup namespace of imported objects of one type: `import:pin`. */
-export function importNamespace(type: ObjectType): string {
+export function importNamespace(type: string): string {
   return `import:${type}`;
 }
 
@@ -241,28 +191,23 @@ export function importKey(label: string, oldId: string): string {
 }
 
 /**
- * The open shard a source user lands on: uniform over the open shards, like the gateway's random
- * placement, but a function of the source and the user's old ID, so a re-run (or a retried job)
- * places every user where the first run did.
+ * The open shard a source object placed with nothing (a user) lands on: uniform over the open
+ * shards, like the gateway's random placement, but a function of the source and the object's old
+ * ID, so a re-run (or a retried job) places every such object where the first run did.
  *
- *   placeUser('shop', '42', 16)  // the same index in 0..15 every time
+ *   placeOnOpenShard('shop', '42', 16)  // the same index in 0..15 every time
  */
-export function placeUser(label: string, oldId: string, openShardCount: number): number {
+export function placeOnOpenShard(label: string, oldId: string, openShardCount: number): number {
   const digest = createHash('md5').update(`${label}\u0000${oldId}`, 'utf8').digest();
   return Number(digest.readBigUInt64BE(0) % BigInt(openShardCount));
 }
 
 /**
- * Blob fields the importer sets itself, never copied from the source's data: `active`, every
- * reference's key (`@ref(key:)`: owner_id, board_id …), every unique field (username) and the
- * email (kept in the blob and claimed in the mod shard, though the API shows no such field).
+ * Blob fields the importer sets itself in every type, never copied from the source's data: `active`
+ * and every reference's key (`@ref(key:)`: owner_id, board_id …). An import passes its type's
+ * `reserved` (core/importSpec.ts), which adds the type's unique fields and credentials (username, email).
  */
-const RESERVED_FIELDS = new Set([
-  'active',
-  'email',
-  ...Object.values(REF_FIELDS),
-  ...servedModel().objects.flatMap((o) => o.stored.filter((f) => f.uniqueIn !== null).map((f) => f.key)),
-]);
+const ALWAYS_RESERVED: ReadonlySet<string> = new Set(['active', ...Object.values(REF_FIELDS)]);
 
 /** A source row's cell as the product stores it: JSON-able, strings as they are. */
 function cell(v: unknown): unknown {
@@ -291,9 +236,14 @@ export function jsonObject(raw: unknown): Record<string, unknown> {
  * the data column's fields, then the mapped columns, then the references the importer resolved.
  * Empty strings and nulls are left out, as the product leaves out fields never set.
  */
-export function buildBlob(data: Record<string, unknown>, fields: Readonly<Record<string, unknown>>, refs: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
+export function buildBlob(
+  data: Record<string, unknown>,
+  fields: Readonly<Record<string, unknown>>,
+  refs: Readonly<Record<string, string | undefined>>,
+  reserved: ReadonlySet<string> = ALWAYS_RESERVED,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(data)) if (!RESERVED_FIELDS.has(k) && v !== null && v !== undefined && v !== '') out[k] = v;
+  for (const [k, v] of Object.entries(data)) if (!reserved.has(k) && v !== null && v !== undefined && v !== '') out[k] = v;
   for (const [k, v] of Object.entries(fields)) {
     const c = cell(v);
     if (c === undefined || c === '') delete out[k];
@@ -303,9 +253,14 @@ export function buildBlob(data: Record<string, unknown>, fields: Readonly<Record
   return sortKeys(out);
 }
 
-/** The username an imported user keeps: the data column's spelling when it is the same name, else the column's. */
-export function importedUsername(column: string, data: Record<string, unknown>): string {
-  const typed = data.username;
+/**
+ * The unique value (a username) an imported object keeps: the data column's spelling under the
+ * field's key when it is the same name, else the column's.
+ *
+ *   importedUnique('username', 'alice_1', { username: 'Alice_1' })  // 'Alice_1'
+ */
+export function importedUnique(key: string, column: string, data: Record<string, unknown>): string {
+  const typed = data[key];
   return typeof typed === 'string' && normalizeLookupKey(typed) === normalizeLookupKey(column) ? typed : column;
 }
 
@@ -351,14 +306,14 @@ export interface KeyRange {
 
 /** One unit of work: a range of one table, with how many rows it held when planned. */
 export interface PlannedChunk {
-  readonly table: SourceTable;
+  readonly table: string;
   readonly index: number;
   readonly range: KeyRange;
   readonly rows: number;
 }
 
 /** A chunk's name in the ledger and in job IDs: `likes.17`. */
-export function chunkName(table: SourceTable, index: number): string {
+export function chunkName(table: string, index: number): string {
   return `${table}.${index}`;
 }
 

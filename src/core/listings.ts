@@ -22,7 +22,7 @@ export interface Listing {
   /** The type holding the reference (`comment`). */
   readonly type: ObjectType;
   /** The reference (`author`). */
-  readonly field: keyof ObjectRefs;
+  readonly field: string;
   /** Its key in the blob (`author_id`). */
   readonly key: string;
   /** The list, on the referenced object's shard (`user_wrote_comments`). */
@@ -38,7 +38,7 @@ export const LISTINGS: readonly Listing[] = servedModel().objects.flatMap((o) =>
   o.refs.flatMap((r): Listing[] =>
     r.listedIn === null
       ? []
-      : [{ type: o.key as ObjectType, field: r.field as keyof ObjectRefs, key: r.key, table: r.listedIn as MappingTable, to: r.to as ObjectType, onDelete: r.onDelete }],
+      : [{ type: o.key as ObjectType, field: r.field, key: r.key, table: r.listedIn as MappingTable, to: r.to as ObjectType, onDelete: r.onDelete }],
   ),
 );
 

@@ -8,6 +8,7 @@
  *     // { attached: [], refused: [{ product: 'pinterest', missing: ['type board', 'relation user_likes_pins', 'field Query.homeFeed', …] }] }
  */
 import { buildSchema, isInterfaceType, isObjectType } from 'graphql';
+import type { ImportNames } from '../core/importSpec.ts';
 import type { ModelData } from '../core/model/model.ts';
 import type { ResolverMap } from '../graphql/resolvers.ts';
 import type { DeclaredWrites, WritesDeps } from '../services/writes.ts';
@@ -20,6 +21,8 @@ export interface Product {
   readonly resolvers: ResolverMap;
   /** The writes the gateway serves when it is attached (its hooks on the declared mutations, its own mutations). */
   writes?(deps: WritesDeps): DeclaredWrites;
+  /** What `shardql import` needs of the product's legacy database beyond the model (its table names, …). */
+  readonly importSource?: ImportNames;
 }
 
 export interface Attachment {

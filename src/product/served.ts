@@ -2,6 +2,7 @@
  * The products this build knows, and those attached to the model this process serves
  * (core/model/served.ts): its resolvers and its writes come from here.
  */
+import { deriveImportSpec, type ImportSpec } from '../core/importSpec.ts';
 import { servedModel } from '../core/model/served.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
@@ -29,4 +30,12 @@ export function servedResolvers(): ResolverMap {
 export function servedWrites(deps: WritesDeps): DeclaredWrites {
   const owner = servedProducts().attached.find((p) => p.writes);
   return owner?.writes ? owner.writes(deps) : new DeclaredWrites(deps);
+}
+
+let importSpec: ImportSpec | undefined;
+
+/** The served model's import source schema, with the attached product's names over it (core/importSpec.ts). */
+export function servedImportSpec(): ImportSpec {
+  importSpec ??= deriveImportSpec(servedModel(), servedProducts().attached.find((p) => p.importSource)?.importSource);
+  return importSpec;
 }

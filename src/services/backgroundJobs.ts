@@ -4,7 +4,6 @@
  * Redis job queue (src/jobs/jobQueue.ts); the job kinds (src/jobs/registry.ts) implement this
  * contract, one per name, so services name a job and its payload without knowing who runs it.
  */
-import type { DeleteTable, SourceTable } from '../core/importSchema.ts';
 
 /** A new pin (or repin) to add to the stored feeds of its pinner's and its board's followers. */
 export interface FanoutPayload {
@@ -29,7 +28,7 @@ export interface CleanPayload {
   readonly pins?: readonly bigint[];
 }
 
-/** One chunk of an import pass: the source label, the pass, the table and the chunk's index in the plan. */
+/** One chunk of an import pass: the source label, the pass, the source table (`pins`) and the chunk's index in the plan. */
 export interface PassChunkPayload<T extends string> {
   readonly source: string;
   readonly run: number;
@@ -63,8 +62,8 @@ export interface JobPayloads {
   readonly 'sweep.reconcile-shards': ShardChunkPayload;
   readonly 'sweep.events': SweepPlanPayload;
   readonly 'sweep.events-shards': ShardChunkPayload;
-  readonly 'import.chunk': PassChunkPayload<SourceTable>;
-  readonly 'import.deletes': PassChunkPayload<DeleteTable>;
+  readonly 'import.chunk': PassChunkPayload<string>;
+  readonly 'import.deletes': PassChunkPayload<string>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -1,11 +1,12 @@
 /**
  * `shardql import`: one chunk of an unsharded source database moved into the shards, placed as the
- * gateway places new objects (docs/operations.md "Importing an unsharded database"):
- *   - a user on an open shard picked uniformly (a hash of the source and the old ID, so a re-run
- *     picks the same one), their boards and pins on the user's shard, a comment on its pin's shard,
- *     a repin (a pin on the repinner's board) on its board's shard;
- *   - objects as JSON blobs, both directions of every relation, counts equal to rows, usernames and
- *     emails claimed in the mod shard;
+ * gateway places new objects (docs/operations.md "Importing an unsharded database"); what the
+ * tables are and what each row becomes is the import spec's (core/importSpec.ts, from the model):
+ *   - an object with no `placeWith` (a user) on an open shard picked uniformly (a hash of the source
+ *     and the old ID, so a re-run picks the same one), any other on the shard of the object its
+ *     `placeWith` reference names (a board on its owner's, a comment on its pin's);
+ *   - objects as JSON blobs, both directions of every relation, counts equal to rows, unique values
+ *     (usernames) and the product's credentials (emails) claimed in the mod shard;
  *   - the old ID → new ID map in each object's shard (`import_ids`, written with the object) and
  *     indexed in the mod shard (lookup namespace `import:<type>`, key `<label>:<old id>`), which is
  *     how references resolve across chunks and how an imported object is found by its old ID.
@@ -20,23 +21,20 @@ import {
   blobText,
   importKey,
   importNamespace,
-  importedUsername,
+  importedUnique,
   jsonObject,
   oldIdOf,
-  placeUser,
+  placeOnOpenShard,
+  roleOf,
   timeOf,
-  type DeleteTable,
-  OBJECT_SOURCES,
   type KeyRange,
-  type ObjectColumns,
-  type ObjectSource,
+  type SourceColumns,
   type SourceSchema,
-  type SourceTable,
 } from '../core/importSchema.ts';
-import { LISTINGS, listedEdges, listingsOf, viewerRelationTo, type Listing } from '../core/listings.ts';
+import { objectSourceOf, sourceOf, type ImportSpec, type ObjectSource, type RelationSource, type SelfRefPass } from '../core/importSpec.ts';
+import { LISTINGS, listedEdges, listingFor, type Listing } from '../core/listings.ts';
 import type { MappingTable } from '../core/mappings.ts';
-import { servedModel } from '../core/model/served.ts';
-import { decodeRefs } from '../core/objectRefs.ts';
+import { decodeRefs, type ObjectRefs } from '../core/objectRefs.ts';
 import type { ObjectType } from '../core/objectTypes.ts';
 import type { ImportObject, NewEdge } from '../storage/importStore.ts';
 import type { ImportSource, SourceRow } from '../storage/importSource.ts';
@@ -50,7 +48,7 @@ import { runStep } from './writeExecutor.ts';
 
 /** What every chunk of one pass shares: recorded once in the ledger (`import_runs.plan`). */
 export interface ImportPlan {
-  readonly version: 1;
+  readonly version: 2;
   /** The source label (default: the source database's name). */
   readonly source: string;
   /** mysql://user@host:port/db (no password). */
@@ -60,15 +58,16 @@ export interface ImportPlan {
   readonly openShards: readonly number[];
   /** Only rows created or changed at or after this time (epoch ms); null: every row. */
   readonly since: number | null;
-  readonly chunks: { readonly [T in SourceTable]?: readonly { readonly range: KeyRange; readonly rows: number }[] };
+  /** Key ranges by source table (ImportSpec `sources`: `pins`, `repins`, `likes`). */
+  readonly chunks: { readonly [table: string]: readonly { readonly range: KeyRange; readonly rows: number }[] | undefined };
   /** `--deletes`: key ranges of the deletes pass that follows the import phases (whole tables, whatever `since`). */
-  readonly deletes?: { readonly [T in DeleteTable]?: readonly { readonly range: KeyRange; readonly rows: number }[] };
+  readonly deletes?: { readonly [table: string]: readonly { readonly range: KeyRange; readonly rows: number }[] | undefined };
 }
 
 /** A plan read back from the ledger. */
 export function parsePlan(text: string): ImportPlan {
   const plan = JSON.parse(text) as ImportPlan;
-  if (plan.version !== 1 || !Array.isArray(plan.openShards) || typeof plan.chunks !== 'object') throw new Error('an import plan of an unknown version: run this import again with this version of shardql');
+  if (plan.version !== 2 || !Array.isArray(plan.openShards) || typeof plan.chunks !== 'object' || typeof plan.schema?.tables !== 'object') throw new Error('an import plan of an unknown version: run this import again with this version of shardql');
   return plan;
 }
 
@@ -85,6 +84,8 @@ export interface ChunkOutcome {
 }
 
 export interface ImportDeps {
+  /** The source tables and what their rows become (product/served.ts `servedImportSpec`). */
+  readonly spec: ImportSpec;
   readonly storage: Storage;
   readonly source: ImportSource;
   readonly plan: ImportPlan;
@@ -93,40 +94,19 @@ export interface ImportDeps {
 
 const MAX_NOTES = 20;
 
-/** The viewer's type: the `from` side of every relation a viewer writes. */
-const DECLARED_VIEWER = servedModel().viewer as ObjectType;
-
-/**
- * What each relation table of the source relates the viewer's type to; its mapping tables are the
- * model's relation the viewer writes to that type (`@relate`), then its mirror.
- */
-const RELATION_TARGETS = { likes: 'pin', follows: 'user', boardFollows: 'board' } as const satisfies Record<string, ObjectType>;
-type RelationSource = keyof typeof RELATION_TARGETS;
-
-function relationOf(table: RelationSource): { forward: MappingTable; reverse: MappingTable; to: ObjectType } {
-  const to = RELATION_TARGETS[table];
-  const r = viewerRelationTo(to);
-  if (!r) throw new Error(`the model declares no single two-sided relation a viewer writes to ${to}: the import cannot place ${table}`);
-  return { ...r, to };
-}
-
-/** The list a pin's `via` writes (an original's repins): where the repins phase lists each repin. */
-function repinListing(): Listing {
-  const l = listingsOf('pin').find((x) => x.field === 'via');
-  if (!l) throw new Error('the model lists no pin under the pin its via names: the import cannot place repins');
-  return l;
-}
-
 /**
  * The lists that contain an object of `type` with blob `data` placed on `shard` (its
  * `@ref(onDelete: DELETE, listedIn:)`): those on its shard, written with it in its transaction,
  * and those elsewhere (a comment's author's), written after it on their own shards.
  */
-function containment(type: ObjectType, data: Readonly<Record<string, unknown>>, shard: number): Pick<Prepared, 'elsewhere'> & { parents: ImportObject['parents'] } {
-  const edges = listedEdges(type, decodeRefs(data), 'DELETE');
+function containment(type: ObjectType, data: Readonly<Record<string, unknown>>, shard: number): Pick<Prepared, 'elsewhere' | 'links'> & { parents: ImportObject['parents'] } {
+  const refs = decodeRefs(data);
+  const edges = listedEdges(type, refs, 'DELETE');
   return {
     parents: edges.filter((e) => shardOf(e.from) === shard).map((e) => ({ table: e.table, from: e.from })),
     elsewhere: edges.filter((e) => shardOf(e.from) !== shard).map((e) => ({ listing: e.listing, from: e.from })),
+    // Lists an UNLINK reference to another type writes (a question under its tag); a reference to its own type is its last pass's.
+    links: listedEdges(type, refs, 'UNLINK').filter((e) => e.listing.to !== type).map((e) => ({ listing: e.listing, from: e.from })),
   };
 }
 
@@ -153,7 +133,7 @@ class Outcome {
 }
 
 /** Resolves old IDs of one type to new IDs through the mod shard, once per chunk. */
-async function resolve(deps: ImportDeps, type: ObjectType, oldIds: Iterable<string>): Promise<Map<string, bigint>> {
+async function resolve(deps: ImportDeps, type: string, oldIds: Iterable<string>): Promise<Map<string, bigint>> {
   const label = deps.plan.source;
   const keys = [...new Set(oldIds)];
   if (keys.length === 0) return new Map();
@@ -166,7 +146,7 @@ async function resolve(deps: ImportDeps, type: ObjectType, oldIds: Iterable<stri
   return out;
 }
 
-function fieldsOf(cols: ObjectColumns, row: SourceRow): Record<string, unknown> {
+function fieldsOf(cols: SourceColumns, row: SourceRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   Object.keys(cols.fields).forEach((field, i) => (out[field] = row[`f${i}`]));
   return out;
@@ -181,114 +161,95 @@ function times(schema: SourceSchema, row: SourceRow): { createdAt: number; updat
 interface Prepared {
   readonly shard: number;
   readonly item: ImportObject;
-  /** A repin's original (new ID), for the repin edge, and its old ID (for notes). */
-  readonly via?: bigint;
-  readonly viaOld?: string;
-  readonly username?: string;
-  readonly email?: string;
+  /** Its reference to its own type resolved (a repin's original, new ID), for the last pass's edge, and its old ID (for notes). */
+  readonly self?: { readonly id: bigint; readonly old: string };
+  /** Unique values and credentials to claim in the mod shard (a username, an email), by role. */
+  readonly claims: readonly { readonly role: string; readonly namespace: string; readonly value: string }[];
   /** Lists on other shards that contain it (its author's comments): written after it is placed. */
   readonly elsewhere?: readonly { readonly listing: Listing; readonly from: bigint }[];
+  /** Lists that only link it (an UNLINK reference's: a question under its tag): written after it is placed. */
+  readonly links?: readonly { readonly listing: Listing; readonly from: bigint }[];
 }
+
+/** A reference's cell of a row (`r_pinner`). */
+const refCell = (row: SourceRow, role: string): unknown => row[`r_${role}`];
 
 /**
  * Source rows of an object table → the objects as the shards should hold them, with the rows that
- * cannot be imported rejected (a parent missing, a pin not its board owner's). Shared by the import
- * and by `--verify`, so both build the same blobs.
+ * cannot be imported rejected (a required reference not imported, a pin not its board owner's).
+ * Shared by the import and by `--verify`, so both build the same blobs. `pass`: the object's last
+ * pass (its reference to its own type), which notes a reference it cannot resolve.
  */
-async function prepareObjects(deps: ImportDeps, table: 'users' | 'boards' | 'pins' | 'repins' | 'comments', rows: readonly SourceRow[], out: Outcome): Promise<Prepared[]> {
+async function prepareObjects(deps: ImportDeps, object: ObjectSource, rows: readonly SourceRow[], out: Outcome, pass: SelfRefPass | null): Promise<Prepared[]> {
   const { schema, source: label, openShards } = deps.plan;
+  const cols = schema.tables[object.alias]!;
+  const resolved = new Map(
+    await Promise.all(
+      object.refs.map(async (r) => {
+        const olds = r.optional ? rows.filter((row) => refCell(row, r.field) != null) : rows;
+        return [r.field, await resolve(deps, r.to, olds.map((row) => oldIdOf(refCell(row, r.field))))] as const;
+      }),
+    ),
+  );
   const prepared: Prepared[] = [];
-  switch (table) {
-    case 'users': {
-      for (const row of rows) {
-        const oldId = oldIdOf(row.id);
-        const data = jsonObject(row.data);
-        const username = importedUsername(String(row.username ?? ''), data);
-        if (username === '') {
-          out.reject(1, `user ${oldId}: no username`);
-          continue;
-        }
-        const email = typeof row.email === 'string' && row.email !== '' ? row.email : undefined;
-        prepared.push({
-          shard: openShards[placeUser(label, oldId, openShards.length)]!,
-          item: { oldId, data: buildBlob(data, fieldsOf(schema.users, row), { username, email }), ...times(schema, row), parents: [] },
-          username,
-          ...(email !== undefined ? { email } : {}),
-        });
+  rows: for (const row of rows) {
+    const oldId = oldIdOf(row.id);
+    const data = jsonObject(row.data);
+    const claims: { role: string; namespace: string; value: string }[] = [];
+    const set: Record<string, string | undefined> = {};
+    for (const u of object.unique) {
+      const value = importedUnique(u.key, String(refCell(row, u.role) ?? ''), data);
+      if (value === '') {
+        if (!u.required) continue;
+        out.reject(1, `${object.type} ${oldId}: no ${u.role}`);
+        continue rows;
       }
-      return prepared;
+      claims.push({ role: u.role, namespace: u.namespace, value });
+      set[u.key] = value;
     }
-    case 'boards': {
-      const owners = await resolve(deps, 'user', rows.map((r) => oldIdOf(r.owner)));
-      for (const row of rows) {
-        const oldId = oldIdOf(row.id);
-        const owner = owners.get(oldIdOf(row.owner));
-        if (owner === undefined) {
-          out.reject(1, `board ${oldId}: its owner ${oldIdOf(row.owner)} was not imported`);
-          continue;
-        }
-        const data = buildBlob(jsonObject(row.data), fieldsOf(schema.boards, row), { owner_id: formatId(owner) });
-        const { parents, elsewhere } = containment('board', data, shardOf(owner));
-        prepared.push({ shard: shardOf(owner), item: { oldId, data, ...times(schema, row), parents }, elsewhere });
+    for (const c of object.credentials) {
+      const v = refCell(row, c.role);
+      if (typeof v !== 'string' || v === '') continue;
+      claims.push({ role: c.role, namespace: c.namespace, value: v });
+      set[c.role] = v;
+    }
+    const ids = new Map<string, bigint>();
+    let missing: string | undefined;
+    let self: Prepared['self'];
+    const notes: string[] = [];
+    for (const r of object.refs) {
+      const cell = refCell(row, r.field);
+      if (cell == null && r.optional) continue;
+      const old = oldIdOf(cell);
+      const id = resolved.get(r.field)!.get(old);
+      if (id !== undefined) {
+        ids.set(r.field, id);
+        if (r.self) self = { id, old };
+      } else if (!r.optional) missing ??= `${r.field} ${old}`;
+      // The object pass made it already (as a plain pin): it stays one.
+      else if (r.self && pass) notes.push(pass.wording.notImported(oldId, old));
+      else if (!r.self) notes.push(`${object.type} ${oldId}: its ${r.field} ${old} was not imported, so it is imported without it (${r.field}: null)`);
+    }
+    if (missing !== undefined) {
+      out.reject(1, `${object.type} ${oldId}: its ${missing} was not imported`);
+      continue;
+    }
+    if (object.sameOwner) {
+      const { owner, refused } = object.sameOwner;
+      if (row.parent_owner == null || oldIdOf(row.parent_owner) !== oldIdOf(refCell(row, owner))) {
+        out.reject(1, refused(oldId, oldIdOf(refCell(row, owner)), oldIdOf(refCell(row, object.placeWith!))));
+        continue;
       }
-      return prepared;
     }
-    case 'pins':
-    case 'repins': {
-      const [boards, pinners, originals] = await Promise.all([
-        resolve(deps, 'board', rows.map((r) => oldIdOf(r.board))),
-        resolve(deps, 'user', rows.map((r) => oldIdOf(r.pinner))),
-        resolve(deps, 'pin', rows.filter((r) => r.via != null).map((r) => oldIdOf(r.via))),
-      ]);
-      for (const row of rows) {
-        const oldId = oldIdOf(row.id);
-        const board = boards.get(oldIdOf(row.board));
-        const pinner = pinners.get(oldIdOf(row.pinner));
-        if (board === undefined || pinner === undefined) {
-          out.reject(1, `pin ${oldId}: its ${board === undefined ? `board ${oldIdOf(row.board)}` : `pinner ${oldIdOf(row.pinner)}`} was not imported`);
-          continue;
-        }
-        if (row.board_owner == null || oldIdOf(row.board_owner) !== oldIdOf(row.pinner)) {
-          out.reject(1, `pin ${oldId}: pinned by ${oldIdOf(row.pinner)} on board ${oldIdOf(row.board)} of another user (a pin lives with its board's owner)`);
-          continue;
-        }
-        const viaOld = row.via == null ? undefined : oldIdOf(row.via);
-        const via = viaOld === undefined ? undefined : originals.get(viaOld);
-        // The pins phase made it already (a pin of its pinner, on their board, in their counts): it stays a plain pin.
-        if (table === 'repins' && via === undefined) out.imported(`repin ${oldId}: its original ${viaOld} was not imported, so it is a plain pin (via: null)`);
-        const refs = { board_id: formatId(board), pinner_id: formatId(pinner), via_pin_id: via === undefined ? undefined : formatId(via) };
-        const data = buildBlob(jsonObject(row.data), fieldsOf(schema.pins, row), refs);
-        const { parents, elsewhere } = containment('pin', data, shardOf(board));
-        prepared.push({
-          shard: shardOf(board),
-          item: { oldId, data, ...times(schema, row), parents },
-          elsewhere,
-          ...(via !== undefined ? { via, viaOld } : {}),
-        });
-      }
-      return prepared;
-    }
-    case 'comments': {
-      const cols = schema.comments!;
-      const [pins, authors] = await Promise.all([resolve(deps, 'pin', rows.map((r) => oldIdOf(r.pin))), resolve(deps, 'user', rows.map((r) => oldIdOf(r.author)))]);
-      for (const row of rows) {
-        const oldId = oldIdOf(row.id);
-        const pin = pins.get(oldIdOf(row.pin));
-        const author = authors.get(oldIdOf(row.author));
-        if (pin === undefined || author === undefined) {
-          out.reject(1, `comment ${oldId}: its ${pin === undefined ? `pin ${oldIdOf(row.pin)}` : `author ${oldIdOf(row.author)}`} was not imported`);
-          continue;
-        }
-        const data = buildBlob(jsonObject(row.data), fieldsOf(cols, row), { pin_id: formatId(pin), author_id: formatId(author) });
-        const { parents, elsewhere } = containment('comment', data, shardOf(pin));
-        prepared.push({ shard: shardOf(pin), item: { oldId, data, ...times(schema, row), parents }, elsewhere });
-      }
-      return prepared;
-    }
+    for (const note of notes) out.imported(note);
+    for (const r of object.refs) set[r.key] = ids.has(r.field) ? formatId(ids.get(r.field)!) : undefined;
+    const blob = buildBlob(data, fieldsOf(cols, row), set, object.reserved);
+    const shard = object.placeWith === null ? openShards[placeOnOpenShard(label, oldId, openShards.length)]! : shardOf(ids.get(object.placeWith)!);
+    const { parents, elsewhere, links } = containment(object.type as ObjectType, blob, shard);
+    prepared.push({ shard, item: { oldId, data: blob, ...times(schema, row), parents }, elsewhere, links, claims, ...(self ? { self } : {}) });
   }
+  return prepared;
 }
-
-const TYPE_OF: Record<'users' | 'boards' | 'pins' | 'repins' | 'comments', ObjectType> = { users: 'user', boards: 'board', pins: 'pin', repins: 'pin', comments: 'comment' };
 
 /** Places prepared objects shard by shard (one transaction each), then indexes them in the mod shard. */
 async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly Prepared[], out: Outcome): Promise<Map<string, bigint>> {
@@ -348,6 +309,20 @@ async function listElsewhere(deps: ImportDeps, type: ObjectType, prepared: reado
     const oldOf = new Map(list.map((w) => [w.edge.to, w.oldId]));
     out.reject(added.refused.length, `${type} ${listed(added.refused.map((e) => oldOf.get(e.to)!))}: its ${listing.field} is deleted in the shards`);
   }
+  const links = prepared.flatMap((p) => {
+    const id = ids.get(p.item.oldId);
+    if (id === undefined || skipped.has(p.item.oldId)) return [];
+    return (p.links ?? []).map((e) => ({ listing: e.listing, edge: { from: e.from, to: id, sequence: p.item.createdAt }, oldId: p.item.oldId }));
+  });
+  for (const [listing, list] of groupBy(links, (w) => w.listing)) {
+    const added = await storage.imports.addEdges(listing.table, list.map((w) => w.edge), ctx);
+    out.written += added.written;
+    const lists = [...new Set(added.inserted.map((e) => listCacheKey(listing.table, e.from)))];
+    if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+    // The object stays (its reference only links it), as one made through the gateway outlives what it names.
+    const oldOf = new Map(list.map((w) => [w.edge.to, w.oldId]));
+    if (added.refused.length > 0) out.imported(`${type} ${listed(added.refused.map((e) => oldOf.get(e.to)!))}: its ${listing.field} is deleted in the shards, so it is not listed under it`);
+  }
 }
 
 /** The first few of a list of old IDs or edges, and how many more: `3, 5, 8, 13, 21 and 4 more`. */
@@ -356,118 +331,122 @@ function listed(items: readonly string[]): string {
 }
 
 /**
- * Usernames and emails claimed for imported users. A name someone else holds is not taken: the user
- * is imported without it (the name does not lead to them), and the note names the source's row and
- * spelling and the holder (by its old ID when this source made it), so the operator can fix the source.
+ * Unique values (usernames) and credentials (emails) claimed for imported objects. A value someone
+ * else holds is not taken: the object is imported without it (the value does not lead to it), and
+ * the note names the source's row and spelling and the holder (by its old ID when this source made
+ * it), so the operator can fix the source.
  */
-async function claimNames(deps: ImportDeps, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, out: Outcome): Promise<void> {
-  for (const ns of ['username', 'email'] as const) {
+async function claimNames(deps: ImportDeps, object: ObjectSource, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, out: Outcome): Promise<void> {
+  const type = object.type;
+  for (const { role, namespace } of [...object.unique, ...object.credentials]) {
     const entries = prepared.flatMap((p) => {
-      const key = ns === 'username' ? p.username : p.email;
+      const key = p.claims.find((c) => c.role === role)?.value;
       const id = ids.get(p.item.oldId);
       return key !== undefined && id !== undefined ? [{ key, id, createdAt: p.item.createdAt, p }] : [];
     });
     if (entries.length === 0) continue;
-    const r = await deps.storage.imports.putLookups(ns, entries, deps.ctx);
+    const r = await deps.storage.imports.putLookups(namespace, entries, deps.ctx);
     out.written += r.inserted;
     if (r.conflicts.length === 0) continue;
-    const byId = new Map(entries.map((e) => [e.id, e.p]));
-    const holders = await deps.storage.imports.oldIdsOf(deps.plan.source, 'user', r.conflicts.map((c) => c.holder), deps.ctx);
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const holders = await deps.storage.imports.oldIdsOf(deps.plan.source, type as ObjectType, r.conflicts.map((c) => c.holder), deps.ctx);
     for (const c of r.conflicts) {
-      const p = byId.get(c.wanted)!;
+      const e = byId.get(c.wanted)!;
       const holderOld = holders.get(c.holder);
-      const holder = holderOld !== undefined ? `user ${holderOld} of this source` : `user ${c.holder}, not imported from this source`;
-      out.imported(`user ${p.item.oldId}: the ${ns} ${JSON.stringify(ns === 'username' ? p.username : p.email)} is taken by ${holder}, so it does not lead to this user`);
+      const holder = holderOld !== undefined ? `${type} ${holderOld} of this source` : `${type} ${c.holder}, not imported from this source`;
+      out.imported(`${type} ${e.p.item.oldId}: the ${role} ${JSON.stringify(e.key)} is taken by ${holder}, so it does not lead to this ${type}`);
     }
   }
 }
 
 /**
- * Edges of one relation, both directions; a pair whose other side is deleted is undone as the
- * product's writes undo it. `names`: each edge (`from:to`, new IDs) as the source names it (`3 → 8`).
+ * Edges of one relation, both directions (one for a relation without inverse); a pair whose other
+ * side is deleted is undone as the product's writes undo it. `names`: each edge (`from:to`, new IDs)
+ * as the source names it (`3 → 8`).
  */
-async function relate(deps: ImportDeps, table: RelationSource, edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
+async function relate(deps: ImportDeps, rel: RelationSource, edges: readonly NewEdge[], names: ReadonlyMap<string, string>, out: Outcome): Promise<void> {
   const { storage, ctx } = deps;
-  const rel = relationOf(table);
+  const forward = rel.relation as MappingTable;
   const named = (list: readonly NewEdge[]): string => listed(list.map((e) => names.get(`${e.from}:${e.to}`)!));
-  const fwd = await storage.imports.addEdges(rel.forward, edges, ctx);
+  const fwd = await storage.imports.addEdges(forward, edges, ctx);
   const refusedFrom = new Set(fwd.refused.map((e) => `${e.from}:${e.to}`));
-  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${table} ${named(fwd.refused)}: the user is deleted in the shards`);
-  const rev = await storage.imports.addEdges(
-    rel.reverse,
-    edges.filter((e) => !refusedFrom.has(`${e.from}:${e.to}`)).map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })),
-    ctx,
-  );
-  for (const e of rev.refused) await runStep(storage, { kind: 'syncReverse', table: rel.forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
-  if (rev.refused.length > 0) out.reject(rev.refused.length, `${table} ${named(rev.refused.map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })))}: the ${rel.to} is deleted in the shards`);
-  out.written += fwd.written + rev.written;
-  const lists = [...new Set([...fwd.inserted.map((e) => listCacheKey(rel.forward, e.from)), ...rev.inserted.map((e) => listCacheKey(rel.reverse, e.from))])];
-  if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
+  if (fwd.refused.length > 0) out.reject(fwd.refused.length, `${rel.alias} ${named(fwd.refused)}: the ${rel.from} is deleted in the shards`);
+  out.written += fwd.written;
+  const lists = fwd.inserted.map((e) => listCacheKey(forward, e.from));
+  if (rel.inverse !== null) {
+    const reverse = rel.inverse as MappingTable;
+    const rev = await storage.imports.addEdges(
+      reverse,
+      edges.filter((e) => !refusedFrom.has(`${e.from}:${e.to}`)).map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })),
+      ctx,
+    );
+    for (const e of rev.refused) await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
+    if (rev.refused.length > 0) out.reject(rev.refused.length, `${rel.alias} ${named(rev.refused.map((e) => ({ from: e.to, to: e.from, sequence: e.sequence })))}: the ${rel.to} is deleted in the shards`);
+    out.written += rev.written;
+    lists.push(...rev.inserted.map((e) => listCacheKey(reverse, e.from)));
+  }
+  const changed = [...new Set(lists)];
+  if (changed.length > 0) await storage.mappings.invalidate(changed, ctx);
 }
 
-/** Imports one chunk: the rows of `table` in `range` (created or changed since the plan's `since`). */
-export async function importChunk(deps: ImportDeps, table: SourceTable, range: KeyRange): Promise<ChunkOutcome> {
+/** Imports one chunk: the rows of source table `table` (`pins`) in `range` (created or changed since the plan's `since`). */
+export async function importChunk(deps: ImportDeps, table: string, range: KeyRange): Promise<ChunkOutcome> {
   const out = new Outcome();
-  const rows = await deps.source.rows(deps.plan.schema, table, range, deps.plan.since);
+  const source = sourceOf(deps.spec, table);
+  const rows = await deps.source.rows(deps.spec, deps.plan.schema, source, range, deps.plan.since);
   out.read = rows.length;
   if (rows.length === 0) return out.result();
-  switch (table) {
-    case 'users': {
-      const prepared = await prepareObjects(deps, table, rows, out);
-      const ids = await placeAll(deps, 'user', prepared, out);
-      await claimNames(deps, prepared, ids, out);
+  switch (source.kind) {
+    case 'object': {
+      const prepared = await prepareObjects(deps, source, rows, out, null);
+      const ids = await placeAll(deps, source.type as ObjectType, prepared, out);
+      await claimNames(deps, source, prepared, ids, out);
       break;
     }
-    case 'boards':
-    case 'pins':
-    case 'comments':
-      await placeAll(deps, TYPE_OF[table], await prepareObjects(deps, table, rows, out), out);
-      break;
-    case 'repins': {
-      // Every pin of the source went through the pins phase, which made it or reported why not (a
-      // repin is read again only to be given its original: the blob names it, and the original lists it).
-      const made = await resolve(deps, 'pin', rows.map((r) => oldIdOf(r.id)));
-      const prepared = await prepareObjects(deps, table, rows.filter((r) => made.has(oldIdOf(r.id))), out);
-      const ids = await placeAll(deps, 'pin', prepared, out);
+    case 'selfRef': {
+      // Every object of the source went through its object pass, which made it or reported why not
+      // (a row is read again only to be given its own type's reference: the blob names it, and the
+      // referenced object lists it).
+      const object = objectSourceOf(deps.spec, source.type)!;
+      const made = await resolve(deps, source.type, rows.map((r) => oldIdOf(r.id)));
+      const prepared = await prepareObjects(deps, object, rows.filter((r) => made.has(oldIdOf(r.id))), out, source);
+      const ids = await placeAll(deps, source.type as ObjectType, prepared, out);
       const edges = prepared.flatMap((p) => {
-        const pin = ids.get(p.item.oldId);
-        return pin !== undefined && p.via !== undefined ? [{ from: p.via, to: pin, sequence: p.item.createdAt }] : [];
+        const id = ids.get(p.item.oldId);
+        return id !== undefined && p.self !== undefined ? [{ from: p.self.id, to: id, sequence: p.item.createdAt }] : [];
       });
-      const repins = repinListing().table;
-      const added = await deps.storage.imports.addEdges(repins, edges, deps.ctx);
+      const listing = listingFor(source.listing).table;
+      const added = await deps.storage.imports.addEdges(listing, edges, deps.ctx);
       out.written += added.written;
-      // The repin stays, naming its original as a repin made through the gateway does once its original is deleted.
-      const byPin = new Map(prepared.map((p) => [ids.get(p.item.oldId), p]));
+      // It stays, naming what it referenced, as one made through the gateway does once that is deleted.
+      const byId = new Map(prepared.map((p) => [ids.get(p.item.oldId), p]));
       for (const e of added.refused) {
-        const p = byPin.get(e.to)!;
-        out.imported(`repin ${p.item.oldId}: its original ${p.viaOld} is deleted in the shards, so it is not among the original's repins (via: null)`);
+        const p = byId.get(e.to)!;
+        out.imported(source.wording.deleted(p.item.oldId, p.self!.old));
       }
-      const lists = [...new Set(added.inserted.map((e) => listCacheKey(repins, e.from)))];
+      const lists = [...new Set(added.inserted.map((e) => listCacheKey(listing, e.from)))];
       if (lists.length > 0) await deps.storage.mappings.invalidate(lists, deps.ctx);
       break;
     }
-    case 'likes':
-    case 'follows':
-    case 'boardFollows': {
-      const rel = relationOf(table);
-      const [froms, tos] = await Promise.all([resolve(deps, 'user', rows.map((r) => oldIdOf(r.f))), resolve(deps, rel.to, rows.map((r) => oldIdOf(r.t)))]);
+    case 'relation': {
+      const [froms, tos] = await Promise.all([resolve(deps, source.from, rows.map((r) => oldIdOf(r.f))), resolve(deps, source.to, rows.map((r) => oldIdOf(r.t)))]);
       const edges: NewEdge[] = [];
       const names = new Map<string, string>();
       for (const row of rows) {
         const f = froms.get(oldIdOf(row.f));
         const t = tos.get(oldIdOf(row.t));
         if (f === undefined || t === undefined) {
-          out.reject(1, `${table} ${oldIdOf(row.f)} → ${oldIdOf(row.t)}: ${f === undefined ? 'the user' : `the ${rel.to}`} was not imported`);
+          out.reject(1, `${table} ${oldIdOf(row.f)} → ${oldIdOf(row.t)}: the ${f === undefined ? source.from : source.to} was not imported`);
           continue;
         }
-        if (f === t) {
-          out.reject(1, `follows ${oldIdOf(row.f)} → itself: a user cannot follow themselves`);
+        if (f === t && source.noSelfEdge) {
+          out.reject(1, source.noSelfEdge(oldIdOf(row.f)));
           continue;
         }
         edges.push({ from: f, to: t, sequence: timeOf(row.created_at, deps.plan.schema.timeUnit) });
         names.set(`${f}:${t}`, `${oldIdOf(row.f)} → ${oldIdOf(row.t)}`);
       }
-      await relate(deps, table, edges, names, out);
+      await relate(deps, source, edges, names, out);
       break;
     }
   }
@@ -478,13 +457,11 @@ export async function importChunk(deps: ImportDeps, table: SourceTable, range: K
 
 /** One difference between the source and the shards. */
 export interface Difference {
-  readonly table: 'users' | 'boards' | 'pins';
+  /** The source table (`users`). */
+  readonly table: string;
   readonly oldId: string;
   readonly text: string;
 }
-
-/** The source table each object type is read from. */
-const SOURCE_OF: Partial<Record<ObjectType, ObjectSource>> = Object.fromEntries(Object.entries(OBJECT_SOURCES).map(([t, type]) => [type, t as ObjectSource]));
 
 /**
  * The counts compared per object: source table and column → the shards' list. From the model: each
@@ -492,21 +469,20 @@ const SOURCE_OF: Partial<Record<ObjectType, ObjectSource>> = Object.fromEntries(
  * column (a user's boards: boards by owner; a user's comments: comments by author), and each
  * relation counts the rows of its source table by its side's column (a user's likes: likes by user).
  */
-function countSpecs(schema: SourceSchema, table: 'users' | 'boards' | 'pins'): { list: MappingTable; table: string; column: string }[] {
-  const type = OBJECT_SOURCES[table];
+function countSpecs(spec: ImportSpec, schema: SourceSchema, type: string): { list: MappingTable; table: string; column: string }[] {
   const out: { list: MappingTable; table: string; column: string }[] = [];
   for (const l of LISTINGS) {
-    const source = SOURCE_OF[l.type];
-    const cols = source === undefined ? null : (schema[source] as unknown as Readonly<Record<string, unknown>> | null);
-    const column = cols?.[l.field];
-    if (l.to === type && cols && typeof column === 'string') out.push({ list: l.table, table: String(cols.table), column });
+    const source = objectSourceOf(spec, l.type);
+    const cols = source === undefined ? null : (schema.tables[source.alias] ?? null);
+    const column = cols === null ? null : roleOf(cols, l.field);
+    if (l.to === type && cols && column !== null) out.push({ list: l.table, table: cols.table, column });
   }
-  for (const t of Object.keys(RELATION_TARGETS) as RelationSource[]) {
-    const cols = schema[t];
+  for (const rel of spec.tables) {
+    if (rel.kind !== 'relation') continue;
+    const cols = schema.tables[rel.alias];
     if (!cols) continue;
-    const rel = relationOf(t);
-    if (type === DECLARED_VIEWER) out.push({ list: rel.forward, table: cols.table, column: cols.from });
-    if (type === rel.to) out.push({ list: rel.reverse, table: cols.table, column: cols.to });
+    if (type === rel.from) out.push({ list: rel.relation as MappingTable, table: cols.table, column: roleOf(cols, 'from')! });
+    if (type === rel.to && rel.inverse !== null) out.push({ list: rel.inverse as MappingTable, table: cols.table, column: roleOf(cols, 'to')! });
   }
   return out;
 }
@@ -514,27 +490,32 @@ function countSpecs(schema: SourceSchema, table: 'users' | 'boards' | 'pins'): {
 const checksum = (text: string): string => createHash('sha1').update(text).digest('hex').slice(0, 12);
 
 /**
- * Compares one chunk of users, boards or pins between the source and the shards: that each was
- * imported, its blob (a checksum of the data the import would write, against what the shards
- * hold), every count beside it against the source's rows, and a user's username lookup.
+ * Compares one chunk of an object table the spec verifies (`verified`: users, boards, pins) between
+ * the source and the shards: that each was imported, its blob (a checksum of the data the import
+ * would write, against what the shards hold), every count beside it against the source's rows, and
+ * its unique values' lookups (a user's username).
  */
-export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 'pins', range: KeyRange): Promise<{ checked: number; differences: Difference[] }> {
+export async function verifyChunk(deps: ImportDeps, table: string, range: KeyRange): Promise<{ checked: number; differences: Difference[] }> {
   const { storage, source, plan, ctx } = deps;
-  const rows = await source.rows(plan.schema, table, range, null);
+  const object = sourceOf(deps.spec, table);
+  if (object.kind !== 'object') throw new Error(`${table} is no object table: --verify compares objects`);
+  const rows = await source.rows(deps.spec, plan.schema, object, range, null);
   const out = new Outcome();
-  const prepared = await prepareObjects(deps, table, rows, out);
-  const type = TYPE_OF[table];
+  const prepared = await prepareObjects(deps, object, rows, out, null);
+  const type = object.type as ObjectType;
   const ids = await resolve(deps, type, rows.map((r) => oldIdOf(r.id)));
   const differences: Difference[] = [];
   const differ = (oldId: string, text: string): void => void differences.push({ table, oldId, text });
   const expected = new Map(prepared.map((p) => [p.item.oldId, p]));
   const stored = await storage.objects.getMany([...ids.values()], ctx);
-  const specs = countSpecs(plan.schema, table);
+  const specs = countSpecs(deps.spec, plan.schema, type);
   const oldIds = rows.map((r) => oldIdOf(r.id));
   const sourceCounts = await Promise.all(specs.map((s) => source.countsBy(s.table, s.column, oldIds)));
   const keys = specs.flatMap((s) => [...ids.values()].map((id) => ({ id, kind: s.list })));
   const shardCounts = await storage.mappings.counts(keys, ctx);
-  const usernames = table === 'users' ? await storage.lookups.lookup('username', prepared.flatMap((p) => (p.username ? [p.username] : [])), ctx) : new Map<string, bigint>();
+  const lookups = await Promise.all(
+    object.unique.map(async (u) => ({ role: u.role, found: await storage.lookups.lookup(u.namespace, prepared.flatMap((p) => p.claims.filter((c) => c.role === u.role).map((c) => c.value)), ctx) })),
+  );
   // Imported objects of the range the source no longer has (deleted there since: `--deletes` carries them).
   const inSource = new Set(oldIds);
   const imported = await storage.imports.importedInRange(plan.source, type, range, ctx);
@@ -560,7 +541,10 @@ export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 
       const a = checksum(blobText(want.item.data));
       const b = checksum(blobText(o.data));
       if (a !== b) differ(oldId, `${type} ${oldId} (${id}): object data differs (source checksum ${a}, shards ${b})`);
-      if (want.username !== undefined && usernames.get(want.username) !== id) differ(oldId, `${type} ${oldId} (${id}): username ${JSON.stringify(want.username)} does not lead to it`);
+      for (const { role, found } of lookups) {
+        const value = want.claims.find((c) => c.role === role)?.value;
+        if (value !== undefined && found.get(value) !== id) differ(oldId, `${type} ${oldId} (${id}): ${role} ${JSON.stringify(value)} does not lead to it`);
+      }
     }
     specs.forEach((s, i) => {
       const a = sourceCounts[i]!.get(oldId) ?? 0;
@@ -573,10 +557,16 @@ export async function verifyChunk(deps: ImportDeps, table: 'users' | 'boards' | 
 
 // --deletes
 
-/** The tables a deletes pass walks, in order: objects top-down (a user's delete takes their boards and pins with it), then relations. */
-export const DELETE_PHASES: readonly (readonly DeleteTable[])[] = [['users'], ['boards'], ['pins'], ['comments', 'likes', 'follows', 'boardFollows']];
-
-const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType> = { users: 'user', boards: 'board', pins: 'pin', comments: 'comment' };
+/**
+ * The product's deletes a deletes pass carries out, as the gateway's writes do them (jobs/kinds/import.ts
+ * builds them from the served writes): named here so that this service needs no product module.
+ */
+export interface ImportDeletes {
+  /** Deletes `object` as `actor` would (its type's `@delete`; the viewer's own account for the viewer's type). */
+  deleteObject(actor: bigint | undefined, object: StoredObject, ctx: OpContext): Promise<boolean>;
+  /** Undoes the viewer `actor`'s edge of `relation` to `to` (its `@unrelate`: an unlike, an unfollow). */
+  unrelate(relation: string, actor: bigint | undefined, to: bigint, ctx: OpContext): Promise<unknown>;
+}
 
 /**
  * Carries the source's deletes in one key range into the shards (`shardql import --deletes`), through
@@ -591,28 +581,16 @@ const DELETED_TYPE: Record<'users' | 'boards' | 'pins' | 'comments', ObjectType>
  * Edges made through the gateway to imported users' lists are not told apart from imported ones:
  * run it before the switch, while the gateway takes no writes (docs/operations.md "Cutover recipe").
  */
-/**
- * The product's deletes a deletes pass carries out (the Pinterest product's writes have them):
- * named here so that this service needs no product module.
- */
-export interface ImportDeletes {
-  deleteViewer(viewer: bigint, ctx: OpContext): Promise<boolean>;
-  deleteBoard(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
-  deletePin(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
-  deleteComment(viewer: bigint | undefined, id: bigint, ctx: OpContext): Promise<boolean>;
-  unlikePin(viewer: bigint | undefined, pinId: bigint, ctx: OpContext): Promise<unknown>;
-  unfollowUser(viewer: bigint | undefined, userId: bigint, ctx: OpContext): Promise<unknown>;
-  unfollowBoard(viewer: bigint | undefined, boardId: bigint, ctx: OpContext): Promise<unknown>;
-}
-
-export async function deleteChunk(deps: ImportDeps & { readonly writes: ImportDeletes }, table: DeleteTable, range: KeyRange): Promise<ChunkOutcome> {
+export async function deleteChunk(deps: ImportDeps & { readonly writes: ImportDeletes }, table: string, range: KeyRange): Promise<ChunkOutcome> {
   const { storage, source, plan, writes } = deps;
   const ctx = deps.ctx ?? {};
   const out = new Outcome();
   const gone = (err: unknown): boolean => isShardqlError(err) && (err.code === 'NOT_FOUND' || err.code === 'UNAUTHENTICATED');
-  if (table === 'users' || table === 'boards' || table === 'pins' || table === 'comments') {
-    const type = DELETED_TYPE[table];
-    const [kept, imported] = await Promise.all([source.keys(plan.schema, table, range), storage.imports.importedInRange(plan.source, type, range, ctx)]);
+  const spec = sourceOf(deps.spec, table);
+  if (spec.kind === 'selfRef') throw new Error(`${table} is a last pass, not a table a deletes pass walks`);
+  if (spec.kind === 'object') {
+    const type = spec.type as ObjectType;
+    const [kept, imported] = await Promise.all([source.keys(plan.schema, spec, range), storage.imports.importedInRange(plan.source, type, range, ctx)]);
     out.read = kept.size;
     const doomed = [...imported].filter(([oldId]) => !kept.has(oldId)).map(([, id]) => id);
     const objects = await storage.objects.getMany(doomed, ctx);
@@ -620,42 +598,32 @@ export async function deleteChunk(deps: ImportDeps & { readonly writes: ImportDe
       const o = objects.get(id);
       if (!o || !isActive(o)) continue; // deleted already (by an earlier run, or a parent's cascade)
       try {
-        const done =
-          type === 'user'
-            ? await writes.deleteViewer(id, ctx)
-            : type === 'board'
-              ? await writes.deleteBoard(o.refs.owner, id, ctx)
-              : type === 'pin'
-                ? await writes.deletePin(o.refs.pinner, id, ctx)
-                : await deleteComment(deps, o, ctx);
-        if (done) out.written++;
+        if (await writes.deleteObject(await deleterOf(deps, o, ctx), o, ctx)) out.written++;
       } catch (err) {
         if (!gone(err)) throw err;
       }
     }
     return out.result();
   }
-  const rel = relationOf(table);
-  const [counts, users] = await Promise.all([source.relationCounts(plan.schema, table, range), storage.imports.importedInRange(plan.source, 'user', range, ctx)]);
+  const forward = spec.relation as MappingTable;
+  const [counts, froms] = await Promise.all([source.relationCounts(plan.schema, spec, range), storage.imports.importedInRange(plan.source, spec.from as ObjectType, range, ctx)]);
   out.read = [...counts.values()].reduce((a, b) => a + b, 0);
-  const active = await storage.objects.getMany([...users.values()], ctx);
-  const live = [...users].filter(([, id]) => { const u = active.get(id); return u !== undefined && isActive(u); });
-  const held = await storage.mappings.counts(live.map(([, id]) => ({ id, kind: rel.forward })), ctx);
-  const differing = live.filter(([oldId, id]) => (held.get(`${id}:${rel.forward}`) ?? 0) !== (counts.get(oldId) ?? 0));
+  const active = await storage.objects.getMany([...froms.values()], ctx);
+  const live = [...froms].filter(([, id]) => { const u = active.get(id); return u !== undefined && isActive(u); });
+  const held = await storage.mappings.counts(live.map(([, id]) => ({ id, kind: forward })), ctx);
+  const differing = live.filter(([oldId, id]) => (held.get(`${id}:${forward}`) ?? 0) !== (counts.get(oldId) ?? 0));
   if (differing.length === 0) return out.result();
   const [targets, lists] = await Promise.all([
-    source.relationTargets(plan.schema, table, differing.map(([oldId]) => oldId)),
-    storage.imports.edgesFrom(rel.forward, differing.map(([, id]) => id), ctx),
+    source.relationTargets(plan.schema, spec, differing.map(([oldId]) => oldId)),
+    storage.imports.edgesFrom(forward, differing.map(([, id]) => id), ctx),
   ]);
-  const mapped = await resolve(deps, rel.to, [...targets.values()].flat());
+  const mapped = await resolve(deps, spec.to, [...targets.values()].flat());
   for (const [oldId, id] of differing) {
     const want = new Set((targets.get(oldId) ?? []).flatMap((t) => { const n = mapped.get(t); return n === undefined ? [] : [n]; }));
     for (const to of lists.get(id) ?? []) {
       if (want.has(to)) continue;
       try {
-        if (table === 'likes') await writes.unlikePin(id, to, ctx);
-        else if (table === 'follows') await writes.unfollowUser(id, to, ctx);
-        else await writes.unfollowBoard(id, to, ctx);
+        await writes.unrelate(spec.relation, id, to, ctx);
         out.written++;
       } catch (err) {
         if (!gone(err)) throw err;
@@ -665,11 +633,21 @@ export async function deleteChunk(deps: ImportDeps & { readonly writes: ImportDe
   return out.result();
 }
 
-/** A comment deleted as its author would, or as its pin's owner once the author is gone. */
-async function deleteComment(deps: ImportDeps & { readonly writes: ImportDeletes }, comment: StoredObject, ctx: OpContext): Promise<boolean> {
-  const author = comment.refs.author;
-  const a = author === undefined ? undefined : await deps.storage.objects.get(author, ctx);
-  if (a && isActive(a)) return deps.writes.deleteComment(author, comment.id, ctx);
-  const pin = comment.refs.pin === undefined ? undefined : await deps.storage.objects.get(comment.refs.pin, ctx);
-  return deps.writes.deleteComment(pin?.refs.pinner, comment.id, ctx);
+/**
+ * Who deletes an object: its owner (`@ref(owner: true)`: a board's owner, a comment's author), or,
+ * once the owner is gone, the owner of the object it is placed with (a comment's pin's pinner); an
+ * object of a type with no owner (the viewer's) deletes itself (a user's own account).
+ */
+async function deleterOf(deps: ImportDeps, o: StoredObject, ctx: OpContext): Promise<bigint | undefined> {
+  const object = objectSourceOf(deps.spec, o.type);
+  const ownerRef = (type: string): string | undefined => deps.spec.owners.get(type);
+  const mine = ownerRef(o.type);
+  if (!object || mine === undefined) return o.id;
+  const owner = o.refs[mine];
+  const found = owner === undefined ? undefined : await deps.storage.objects.get(owner, ctx);
+  if ((found && isActive(found)) || object.placeWith === null) return owner;
+  const parentId = o.refs[object.placeWith];
+  const parent = parentId === undefined ? undefined : await deps.storage.objects.get(parentId, ctx);
+  const parentOwner = parent === undefined ? undefined : ownerRef(parent.type);
+  return parent && parentOwner !== undefined ? parent.refs[parentOwner] : owner;
 }

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
 import { groupBy } from '../core/groupBy.ts';
 import { mysqlSsl } from './shardRouter.ts';
-import { cutRanges, oldIdOf, timeOf, type KeyRange, type SourceSchema, type SourceTable } from '../core/importSchema.ts';
+import { cutRanges, oldIdOf, roleOf, timeOf, type KeyRange, type SourceColumns, type SourceSchema } from '../core/importSchema.ts';
+import { objectSourceOf, type ImportSpec, type ObjectSource, type RelationSource, type SourceSpec } from '../core/importSpec.ts';
 
 export interface SourceLocation {
   readonly host: string;
@@ -64,7 +65,12 @@ function sourceSsl(loc: SourceLocation): { ssl?: { ca?: string; rejectUnauthoriz
   }
 }
 
-/** A source row with its cells under their roles (`id`, `owner`, `f0`… for mapped fields). */
+/**
+ * A source row with its cells under their names: `id`, `created_at`, `updated_at`, `data`, `f0`… for
+ * mapped fields, `r_<role>` for references, unique fields and credentials (`r_pinner`, `r_username`),
+ * `parent_owner` (the owner of the object a row is placed with, where the spec checks it); a
+ * relation's `f`, `t` and `created_at`.
+ */
 export type SourceRow = Record<string, unknown>;
 
 const q = (ident: string): string => `\`${ident.replace(/`/g, '``')}\``;
@@ -135,30 +141,27 @@ export class ImportSource {
   }
 
   /** How a table is read: its FROM clause, the key it is ranged on, its time columns and its row filter. */
-  #shape(schema: SourceSchema, table: SourceTable): { from: string; key: string; keyTable: string; times: string[]; filter?: string } {
-    switch (table) {
-      case 'users':
-      case 'boards':
-      case 'pins':
-      case 'comments': {
-        const s = schema[table]!;
-        return { from: `${q(s.table)} o`, key: `o.${q(s.id)}`, keyTable: s.table, times: [s.createdAt, ...(s.updatedAt ? [s.updatedAt] : [])] };
+  #shape(schema: SourceSchema, source: SourceSpec): { from: string; key: string; keyTable: string; times: string[]; filter?: string } {
+    switch (source.kind) {
+      case 'object': {
+        const s = tableOf(schema, source.alias);
+        return { from: `${q(s.table)} o`, key: `o.${q(role(s, 'id'))}`, keyTable: s.table, times: timesOf(s) };
       }
-      case 'repins': {
-        const s = schema.pins;
-        return { from: `${q(s.table)} o`, key: `o.${q(s.id)}`, keyTable: s.table, times: [s.createdAt, ...(s.updatedAt ? [s.updatedAt] : [])], filter: s.via ? `o.${q(s.via)} IS NOT NULL` : '1 = 0' };
+      case 'selfRef': {
+        // The object table again, its rows that name an object of their own type.
+        const s = tableOf(schema, source.object);
+        const ref = roleOf(s, source.field);
+        return { from: `${q(s.table)} o`, key: `o.${q(role(s, 'id'))}`, keyTable: s.table, times: timesOf(s), filter: ref ? `o.${q(ref)} IS NOT NULL` : '1 = 0' };
       }
-      case 'likes':
-      case 'follows':
-      case 'boardFollows': {
-        const s = schema[table]!;
-        return { from: `${q(s.table)} o`, key: `o.${q(s.from)}`, keyTable: s.table, times: [s.createdAt] };
+      case 'relation': {
+        const s = tableOf(schema, source.alias);
+        return { from: `${q(s.table)} o`, key: `o.${q(role(s, 'from'))}`, keyTable: s.table, times: [role(s, 'createdAt')] };
       }
     }
   }
 
-  async #where(schema: SourceSchema, table: SourceTable, range: KeyRange | null, since: number | null): Promise<{ sql: string; values: unknown[] }> {
-    const shape = this.#shape(schema, table);
+  async #where(schema: SourceSchema, source: SourceSpec, range: KeyRange | null, since: number | null): Promise<{ sql: string; values: unknown[] }> {
+    const shape = this.#shape(schema, source);
     const parts: string[] = [];
     const values: unknown[] = [];
     if (shape.filter) parts.push(shape.filter);
@@ -176,10 +179,10 @@ export class ImportSource {
    * Cuts a table into key ranges of about `target` rows (rows created or changed since `since`
    * only, when given): one pass over the key's index, keys streamed in order.
    */
-  async plan(schema: SourceSchema, table: SourceTable, since: number | null, target: number): Promise<{ range: KeyRange; rows: number }[]> {
-    const shape = this.#shape(schema, table);
-    const where = await this.#where(schema, table, null, since);
-    const grouped = ['likes', 'follows', 'boardFollows'].includes(table);
+  async plan(schema: SourceSchema, source: SourceSpec, since: number | null, target: number): Promise<{ range: KeyRange; rows: number }[]> {
+    const shape = this.#shape(schema, source);
+    const where = await this.#where(schema, source, null, since);
+    const grouped = source.kind === 'relation';
     const sql = grouped
       ? `SELECT ${shape.key} AS k, COUNT(*) AS n FROM ${shape.from} ${where.sql} GROUP BY ${shape.key} ORDER BY ${shape.key}`
       : `SELECT ${shape.key} AS k FROM ${shape.from} ${where.sql} ORDER BY ${shape.key}`;
@@ -190,52 +193,34 @@ export class ImportSource {
     );
   }
 
-  /** The rows of one chunk, cells under their roles, in key order. */
-  async rows(schema: SourceSchema, table: SourceTable, range: KeyRange, since: number | null): Promise<SourceRow[]> {
-    const where = await this.#where(schema, table, range, since);
-    const shape = this.#shape(schema, table);
+  /** The rows of one chunk, cells under their names (SourceRow), in key order. */
+  async rows(spec: ImportSpec, schema: SourceSchema, source: SourceSpec, range: KeyRange, since: number | null): Promise<SourceRow[]> {
+    const where = await this.#where(schema, source, range, since);
+    const shape = this.#shape(schema, source);
     const cols: string[] = [];
-    const objectCols = (s: { id: string; data: string | null; fields: Readonly<Record<string, string>>; createdAt: string; updatedAt: string | null }): void => {
-      cols.push(`o.${q(s.id)} AS id`, `o.${q(s.createdAt)} AS created_at`);
-      if (s.updatedAt) cols.push(`o.${q(s.updatedAt)} AS updated_at`);
-      if (s.data) cols.push(`o.${q(s.data)} AS data`);
-      Object.values(s.fields).forEach((c, i) => cols.push(`o.${q(c)} AS f${i}`));
-    };
     let from = shape.from;
-    switch (table) {
-      case 'users': {
-        const s = schema.users;
-        objectCols(s);
-        cols.push(`o.${q(s.username)} AS username`);
-        if (s.email) cols.push(`o.${q(s.email)} AS email`);
-        break;
+    if (source.kind === 'relation') {
+      const s = tableOf(schema, source.alias);
+      cols.push(`o.${q(role(s, 'from'))} AS f`, `o.${q(role(s, 'to'))} AS t`, `o.${q(role(s, 'createdAt'))} AS created_at`);
+    } else {
+      const object = source.kind === 'object' ? source : objectSourceOf(spec, source.type)!;
+      const s = tableOf(schema, object.alias);
+      cols.push(`o.${q(role(s, 'id'))} AS id`, `o.${q(role(s, 'createdAt'))} AS created_at`);
+      const updatedAt = roleOf(s, 'updatedAt');
+      const data = roleOf(s, 'data');
+      if (updatedAt) cols.push(`o.${q(updatedAt)} AS updated_at`);
+      if (data) cols.push(`o.${q(data)} AS data`);
+      Object.values(s.fields).forEach((c, i) => cols.push(`o.${q(c)} AS f${i}`));
+      for (const r of [...object.unique.map((u) => u.role), ...object.credentials.map((c) => c.role), ...object.refs.map((x) => x.field)]) {
+        const c = roleOf(s, r);
+        if (c) cols.push(`o.${q(c)} AS ${q(`r_${r}`)}`);
       }
-      case 'boards':
-        objectCols(schema.boards);
-        cols.push(`o.${q(schema.boards.owner)} AS owner`);
-        break;
-      case 'pins':
-      case 'repins': {
-        const s = schema.pins;
-        objectCols(s);
-        cols.push(`o.${q(s.board)} AS board`, `o.${q(s.pinner)} AS pinner`, `b.${q(schema.boards.owner)} AS board_owner`);
-        if (s.via) cols.push(`o.${q(s.via)} AS via`);
-        // The board's owner, to check a pin is its board owner's (the product's rule).
-        from = `${from} LEFT JOIN ${q(schema.boards.table)} b ON b.${q(schema.boards.id)} = o.${q(s.board)}`;
-        break;
-      }
-      case 'comments': {
-        const s = schema.comments!;
-        objectCols(s);
-        cols.push(`o.${q(s.pin)} AS pin`, `o.${q(s.author)} AS author`);
-        break;
-      }
-      case 'likes':
-      case 'follows':
-      case 'boardFollows': {
-        const s = schema[table]!;
-        cols.push(`o.${q(s.from)} AS f`, `o.${q(s.to)} AS t`, `o.${q(s.createdAt)} AS created_at`);
-        break;
+      if (object.sameOwner) {
+        // The owner of the object the row is placed with, to check it is the row's owner's (a pin on its pinner's board).
+        const ref = object.refs.find((x) => x.field === object.placeWith)!;
+        const p = tableOf(schema, objectSourceOf(spec, ref.to)!.alias);
+        cols.push(`b.${q(role(p, object.sameOwner.parentOwner))} AS parent_owner`);
+        from = `${from} LEFT JOIN ${q(p.table)} b ON b.${q(role(p, 'id'))} = o.${q(role(s, ref.field))}`;
       }
     }
     const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${cols.join(', ')} FROM ${from} ${where.sql} ORDER BY ${shape.key}`, where.values);
@@ -246,27 +231,28 @@ export class ImportSource {
    * The keys of an object table in a key range, whatever their time (a pins range covers repins
    * too): what the source still has, for a deletes pass (`--deletes`) and `--verify`.
    */
-  async keys(schema: SourceSchema, table: 'users' | 'boards' | 'pins' | 'comments', range: KeyRange): Promise<Set<string>> {
-    const where = await this.#where(schema, table, range, null);
-    const shape = this.#shape(schema, table);
+  async keys(schema: SourceSchema, source: ObjectSource, range: KeyRange): Promise<Set<string>> {
+    const where = await this.#where(schema, source, range, null);
+    const shape = this.#shape(schema, source);
     const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${shape.key} AS k FROM ${shape.from} ${where.sql}`, where.values);
     return new Set(rows.map((r) => oldIdOf(r.k)));
   }
 
   /** A relation's rows per from-key in a range of from-keys (all times): what the source still has. */
-  async relationCounts(schema: SourceSchema, table: 'likes' | 'follows' | 'boardFollows', range: KeyRange): Promise<Map<string, number>> {
-    const where = await this.#where(schema, table, range, null);
-    const shape = this.#shape(schema, table);
+  async relationCounts(schema: SourceSchema, source: RelationSource, range: KeyRange): Promise<Map<string, number>> {
+    const where = await this.#where(schema, source, range, null);
+    const shape = this.#shape(schema, source);
     const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${shape.key} AS k, COUNT(*) AS n FROM ${shape.from} ${where.sql} GROUP BY ${shape.key}`, where.values);
     return new Map(rows.map((r) => [oldIdOf(r.k), Number(r.n)] as const));
   }
 
   /** A relation's to-keys of the given from-keys (all times). */
-  async relationTargets(schema: SourceSchema, table: 'likes' | 'follows' | 'boardFollows', froms: readonly string[]): Promise<Map<string, string[]>> {
+  async relationTargets(schema: SourceSchema, source: RelationSource, froms: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (froms.length === 0) return out;
-    const s = schema[table]!;
-    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${q(s.from)} AS f, ${q(s.to)} AS t FROM ${q(s.table)} WHERE ${q(s.from)} IN (${froms.map(() => '?').join(',')})`, [...froms]);
+    const s = tableOf(schema, source.alias);
+    const [f, t] = [q(role(s, 'from')), q(role(s, 'to'))];
+    const [rows] = await this.#pool.query<RowDataPacket[]>(`SELECT ${f} AS f, ${t} AS t FROM ${q(s.table)} WHERE ${f} IN (${froms.map(() => '?').join(',')})`, [...froms]);
     for (const [f, list] of groupBy(rows, (r) => oldIdOf(r.f))) out.set(f, list.map((r) => oldIdOf(r.t)));
     return out;
   }
@@ -286,6 +272,23 @@ export class ImportSource {
   async close(): Promise<void> {
     await this.#pool.end();
   }
+}
+
+function tableOf(schema: SourceSchema, alias: string): SourceColumns {
+  const s = schema.tables[alias];
+  if (!s) throw new Error(`the import's schema has no table ${alias}`);
+  return s;
+}
+
+function role(s: SourceColumns, name: string): string {
+  const c = roleOf(s, name);
+  if (c === null) throw new Error(`the import's schema has no column for ${s.table} ${name}`);
+  return c;
+}
+
+function timesOf(s: SourceColumns): string[] {
+  const updatedAt = roleOf(s, 'updatedAt');
+  return [role(s, 'createdAt'), ...(updatedAt ? [updatedAt] : [])];
 }
 
 /** A row's time cell, epoch ms. */

@@ -5,10 +5,13 @@
  * chunk is idempotent (src/services/importer.ts): a worker killed in the middle of one leaves it to
  * run again, and the second run finishes it exactly once.
  */
-import { chunkName, SOURCE_LABEL, SOURCE_TABLES, type DeleteTable, type KeyRange, type SourceTable } from '../../core/importSchema.ts';
+import { chunkName, SOURCE_LABEL, type KeyRange } from '../../core/importSchema.ts';
+import type { ImportSpec } from '../../core/importSpec.ts';
+import { servedModel } from '../../core/model/served.ts';
 import type { PassChunkPayload } from '../../services/backgroundJobs.ts';
-import { DELETE_PHASES, deleteChunk, importChunk, parsePlan, type ChunkOutcome, type ImportPlan } from '../../services/importer.ts';
-import { ProductWrites } from '../../product/pinterest/writes.ts';
+import { deleteChunk, importChunk, parsePlan, type ChunkOutcome, type ImportDeletes, type ImportPlan } from '../../services/importer.ts';
+import type { DeclaredWrites } from '../../services/writes.ts';
+import { servedImportSpec, servedWrites } from '../../product/served.ts';
 import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfStopping, type JobContext, type JobKind } from '../jobKind.ts';
 
 /**
@@ -19,7 +22,8 @@ import { defineJob, intField, JobPayloadError, objectOf, stringField, throwIfSto
 function passChunkJob<T extends string>(spec: {
   readonly kind: string;
   readonly summary: string;
-  readonly tables: readonly T[];
+  /** The source tables it takes (the served import spec's, read when a job is first decoded). */
+  readonly tables: () => readonly T[];
   /** The chunk's name in the ledger, and the part of its job ID after the pass (no ':': BullMQ refuses it in IDs). */
   readonly name: (table: T, index: number) => string;
   readonly idPart: (table: T, index: number) => string;
@@ -32,8 +36,9 @@ function passChunkJob<T extends string>(spec: {
     encode: (p) => ({ source: p.source, run: p.run, table: p.table, index: p.index }),
     decode: (data) => {
       const o = objectOf(data, spec.kind);
-      const table = stringField(o, 'table', /^[A-Za-z]{1,20}$/);
-      if (!(spec.tables as readonly string[]).includes(table)) throw new JobPayloadError(`table: expected one of ${spec.tables.join(', ')}, got ${JSON.stringify(table)}`);
+      const table = stringField(o, 'table', /^[A-Za-z][A-Za-z0-9_]{0,63}$/);
+      const tables = spec.tables();
+      if (!(tables as readonly string[]).includes(table)) throw new JobPayloadError(`table: expected one of ${tables.join(', ')}, got ${JSON.stringify(table)}`);
       return { source: stringField(o, 'source', SOURCE_LABEL), run: intField(o, 'run', 1, 2 ** 31), table: table as T, index: intField(o, 'index', 0, 10_000_000) };
     },
     jobId: (p) => `import-${p.source}-${p.run}-${spec.idPart(p.table, p.index)}`,
@@ -65,31 +70,54 @@ function passChunkJob<T extends string>(spec: {
   });
 }
 
-export const importChunkJob = passChunkJob<SourceTable>({
+export const importChunkJob = passChunkJob<string>({
   kind: 'import.chunk',
   summary: 'import one chunk of an unsharded database (shardql import)',
-  tables: SOURCE_TABLES,
+  tables: () => servedImportSpec().sources.map((s) => s.alias),
   name: chunkName,
   idPart: chunkName,
   chunkOf: (plan, table, index) => plan.chunks[table]?.[index],
-  run: (ctx, plan, table, range) => importChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan }, table, range),
+  run: (ctx, plan, table, range) => importChunk({ spec: servedImportSpec(), storage: ctx.storage, source: ctx.importSources.open(plan.url), plan }, table, range),
 });
 
 /** The ledger's name of a deletes chunk (apart from the pass's import chunks). */
-export const deletesChunkName = (table: DeleteTable, index: number): string => `deletes:${table}.${index}`;
+export const deletesChunkName = (table: string, index: number): string => `deletes:${table}.${index}`;
+
+/**
+ * A deletes pass's writes: each type's `@delete` mutation, or for a type with none (the viewer's)
+ * its cascade under the product's write kind (`deleteViewer`); each relation's `@unrelate`. Run by
+ * the served writes, so the product's hooks (feeds, events) see them as they see the gateway's.
+ */
+export function importDeletes(writes: DeclaredWrites, spec: ImportSpec): ImportDeletes {
+  const model = servedModel();
+  return {
+    deleteObject(actor, object, ctx) {
+      const m = model.mutations.find((x) => x.action === 'DELETE' && x.type === object.type);
+      if (m) return writes.model.delete(m.name, actor, object.id, ctx);
+      const kind = spec.deleteKinds[object.type] ?? `delete:${object.type}`;
+      return writes.model.run(writes.model.cascadePlan(kind, object), object.id, {}, ctx);
+    },
+    unrelate(relation, actor, to, ctx) {
+      const m = model.mutations.find((x) => x.action === 'UNRELATE' && x.relation === relation);
+      if (!m) throw new Error(`the model declares no @unrelate of ${relation}: a deletes pass cannot undo its edges`);
+      return writes.model.relate(m.name, actor, to, ctx);
+    },
+  };
+}
 
 /** One key range of a deletes pass (`shardql import --deletes`): the source's deletes carried into the shards by the product's own deletes. */
-export const importDeletesJob = passChunkJob<DeleteTable>({
+export const importDeletesJob = passChunkJob<string>({
   kind: 'import.deletes',
   summary: 'carry the source deletes of one key range into the shards (shardql import --deletes)',
-  tables: DELETE_PHASES.flat(),
+  tables: () => servedImportSpec().deletePhases.flat(),
   name: deletesChunkName,
   idPart: (table, index) => `deletes-${table}.${index}`,
   chunkOf: (plan, table, index) => plan.deletes?.[table]?.[index],
   async run(ctx, plan, table, range) {
-    const writes = new ProductWrites({ storage: ctx.storage, topology: () => ctx.topology(), jobs: ctx.jobs, log: ctx.log, ...(ctx.writeFaults ? { faults: ctx.writeFaults } : {}) });
+    const writes = servedWrites({ storage: ctx.storage, topology: () => ctx.topology(), jobs: ctx.jobs, log: ctx.log, ...(ctx.writeFaults ? { faults: ctx.writeFaults } : {}) });
+    const spec = servedImportSpec();
     try {
-      return await deleteChunk({ storage: ctx.storage, source: ctx.importSources.open(plan.url), plan, writes }, table, range);
+      return await deleteChunk({ spec, storage: ctx.storage, source: ctx.importSources.open(plan.url), plan, writes: importDeletes(writes, spec) }, table, range);
     } finally {
       await writes.settled(); // the unlikes' intent completions, deferred, are this job's to finish
     }

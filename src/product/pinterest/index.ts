@@ -3,6 +3,7 @@
  * optional email, the viewer's own account, repins, and its hooks on the declared mutations.
  */
 import type { Product } from '../product.ts';
+import { pinterestImport } from './importSource.ts';
 import { pinterestResolvers } from './resolvers.ts';
 import { ProductWrites } from './writes.ts';
 
@@ -15,4 +16,5 @@ export const pinterest: Product = {
   },
   resolvers: pinterestResolvers,
   writes: (deps) => new ProductWrites(deps),
+  importSource: pinterestImport,
 };

@@ -1,18 +1,24 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DEFAULT_SCHEMA,
+  defaultSchema,
   ImportConfigError,
   blobText,
   buildBlob,
   cutRanges,
-  importedUsername,
+  importedUnique,
   oldIdOf,
   parseImportConfig,
-  placeUser,
+  placeOnOpenShard,
   resolveSchema,
   timeOf,
 } from '../../../src/core/importSchema.ts';
+import { deriveImportSpec } from '../../../src/core/importSpec.ts';
+import { servedModel } from '../../../src/core/model/served.ts';
+import { pinterestImport } from '../../../src/product/pinterest/importSource.ts';
+
+/** Pinterest's source schema: derived from its model, with the product's names. */
+const SPEC = deriveImportSpec(servedModel(), pinterestImport);
 
 const FLAT = new Map<string, Set<string>>([
   ['users', new Set(['id', 'username', 'data', 'created_at', 'updated_at', 'board_count'])],
@@ -25,16 +31,16 @@ const FLAT = new Map<string, Set<string>>([
 
 describe('Import: the source schema and its config', () => {
   test('the benchmark’s flat database fits the defaults: no comments table, no email column', () => {
-    const { schema, notes } = resolveSchema(parseImportConfig(undefined), (t) => FLAT.get(t));
-    assert.equal(schema.comments, null);
-    assert.equal(schema.users.email, null);
-    assert.equal(schema.pins.via, 'via_pin_id');
+    const { schema, notes } = resolveSchema(parseImportConfig(undefined, SPEC), (t) => FLAT.get(t));
+    assert.equal(schema.tables.comments, null);
+    assert.equal(schema.tables.users?.roles.email, null);
+    assert.equal(schema.tables.pins?.roles.via, 'via_pin_id');
     assert.deepEqual(notes, ['the source has no table comments: no comments to import']);
   });
   test('a config renames tables and columns over the defaults; names it gives must exist', () => {
-    const parsed = parseImportConfig({ timeUnit: 's', tables: { pins: { table: 'pin', pinner: 'user_id', via: null, data: null, fields: { title: 'title' } }, comments: null } });
-    assert.equal(parsed.schema.pins.table, 'pin');
-    assert.equal(parsed.schema.pins.board, 'board_id', 'a default kept');
+    const parsed = parseImportConfig({ timeUnit: 's', tables: { pins: { table: 'pin', pinner: 'user_id', via: null, data: null, fields: { title: 'title' } }, comments: null } }, SPEC);
+    assert.equal(parsed.schema.tables.pins?.table, 'pin');
+    assert.equal(parsed.schema.tables.pins?.roles.board, 'board_id', 'a default kept');
     assert.equal(parsed.schema.timeUnit, 's');
     assert.throws(
       () => resolveSchema(parsed, (t) => (t === 'pin' ? new Set(['id', 'board_id', 'created_at']) : FLAT.get(t))),
@@ -48,8 +54,8 @@ describe('Import: the source schema and its config', () => {
     ['a required table dropped', { tables: { users: null } }, /cannot be null/],
     ['a bad time unit', { timeUnit: 'h' }, /timeUnit/],
   ];
-  for (const [name, json, re] of bad) test(`refuses ${name}`, () => assert.throws(() => parseImportConfig(json), (e: unknown) => e instanceof ImportConfigError && re.test(e.message)));
-  test('the defaults name every table', () => assert.equal(DEFAULT_SCHEMA.boardFollows?.table, 'board_follows'));
+  for (const [name, json, re] of bad) test(`refuses ${name}`, () => assert.throws(() => parseImportConfig(json, SPEC), (e: unknown) => e instanceof ImportConfigError && re.test(e.message)));
+  test('the defaults name every table', () => assert.equal(defaultSchema(SPEC).tables.boardFollows?.table, 'board_follows'));
 });
 
 describe('Import: blobs, keys and placement', () => {
@@ -59,17 +65,17 @@ describe('Import: blobs, keys and placement', () => {
     assert.equal(blobText({ b: 1, a: { d: 1, c: 2 }, active: true }), '{"a":{"c":2,"d":1},"b":1}');
   });
   test('a username keeps the data column’s spelling when it is the same name', () => {
-    assert.equal(importedUsername('alice_1', { username: 'Alice_1' }), 'Alice_1');
-    assert.equal(importedUsername('alice_1', { username: 'someone' }), 'alice_1');
+    assert.equal(importedUnique('username', 'alice_1', { username: 'Alice_1' }), 'Alice_1');
+    assert.equal(importedUnique('username', 'alice_1', { username: 'someone' }), 'alice_1');
   });
   test('placement is uniform-ish and the same every time', () => {
     const hits = new Array<number>(16).fill(0);
-    for (let i = 0; i < 16_000; i++) hits[placeUser('shop', String(i), 16)]!++;
+    for (let i = 0; i < 16_000; i++) hits[placeOnOpenShard('shop', String(i), 16)]!++;
     assert.ok(Math.min(...hits) > 850 && Math.max(...hits) < 1150, `spread ${hits.join(',')}`);
-    assert.equal(placeUser('shop', '42', 16), placeUser('shop', '42', 16));
+    assert.equal(placeOnOpenShard('shop', '42', 16), placeOnOpenShard('shop', '42', 16));
     assert.notDeepEqual(
-      Array.from({ length: 20 }, (_, i) => placeUser('shop', String(i), 16)),
-      Array.from({ length: 20 }, (_, i) => placeUser('other', String(i), 16)),
+      Array.from({ length: 20 }, (_, i) => placeOnOpenShard('shop', String(i), 16)),
+      Array.from({ length: 20 }, (_, i) => placeOnOpenShard('other', String(i), 16)),
     );
   });
   test('old IDs and times', () => {
