@@ -6,7 +6,8 @@ import { servedModel } from '../core/model/served.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
 import { DeclaredWrites, type WritesDeps } from '../services/writes.ts';
-import { attach, type Attachment } from './product.ts';
+import type { Feed } from '../core/feedSpec.ts';
+import { attach, attachedFeed, type Attachment } from './product.ts';
 import { pinterest } from './pinterest/index.ts';
 
 /** Every product of this build, tried against the served model in this order. */
@@ -29,4 +30,9 @@ export function servedResolvers(): ResolverMap {
 export function servedWrites(deps: WritesDeps): DeclaredWrites {
   const owner = servedProducts().attached.find((p) => p.writes);
   return owner?.writes ? owner.writes(deps) : new DeclaredWrites(deps);
+}
+
+/** The home feed of the attached products, resolved against the served model; undefined: none declares one. */
+export function servedFeed(): Feed | undefined {
+  return attachedFeed(servedProducts(), servedModel());
 }

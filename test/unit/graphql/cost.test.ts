@@ -1,18 +1,21 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSchema, getOperationAST, parse, validate, specifiedRules } from 'graphql';
-import { checkCost, DEFAULT_COST_BUDGET, estimateCost, FEED_COST_SOURCES, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
+import { checkCost, DEFAULT_COST_BUDGET, estimateCost, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
 import { aliasLimit, depthLimit, directiveLimit } from '../../../src/graphql/limits.ts';
 import { loadTypeDefs } from '../../../src/graphql/schema.ts';
-import { FEED_MAX_SOURCES } from '../../../src/loaders/feed.ts';
+import { FEED_COST_SOURCES, FEED_MAX_SOURCES, feedCost } from '../../../src/loaders/feed.ts';
+import { servedFeed } from '../../../src/product/served.ts';
 import { isShardqlError, type ShardqlError } from '../../../src/core/errors.ts';
 
 const schema = buildSchema(loadTypeDefs());
+/** The served product's feed, as the gateway passes it (a read of Query.homeFeed is charged as one). */
+const feed = feedCost(servedFeed()!);
 
 function cost(query: string, variables: Record<string, unknown> = {}, hosts = 2) {
   const document = parse(query);
   const operation = getOperationAST(document)!;
-  return estimateCost({ schema, document, operation, variables, hosts });
+  return estimateCost({ schema, document, operation, variables, hosts, feed });
 }
 
 const pick = (c: { rows: number; levels: number }): { rows: number; levels: number } => ({ rows: c.rows, levels: c.levels });
