@@ -269,7 +269,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     metrics: async () => {
       metrics.topologyRevision.set(Number(watcher.revision()));
       metrics.topologyAge.set(watcher.ageMs() / 1000);
-      const [queues, work] = await Promise.all([queueStats(), feedWork()]);
+      const [queues, work] = await Promise.all([queueStats(), homeFeeds ? feedWork() : null]);
       metrics.recordQueues(queues);
       metrics.recordFeedWork(work);
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };

@@ -76,11 +76,6 @@ export function visibleIn(
   });
 }
 
-/** The IDs of the sources an object names, when it is one of the feed's items with all of them (sourcesOf). */
-export function itemSources(feed: Feed, object: StoredObject): Record<string, bigint> | undefined {
-  return object.type === feed.item ? sourcesOf(feed, object.refs as Readonly<Record<string, bigint | undefined>>) : undefined;
-}
-
 export interface FanoutReport {
   readonly followers: number;
   /** Feeds the item was added to; feeds that held it already (a re-run); feeds that do not exist (left absent). */
