@@ -188,7 +188,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
   // Products attach by the names they need: those the served model lacks are left out, and said so.
   const products = servedProducts();
-  log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })) });
+  log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })), feed: feed?.field ?? null });
   const apollo = createApolloServer({
     resolvers: servedResolvers(),
     development,
