@@ -32,7 +32,10 @@ export function servedWrites(deps: WritesDeps): DeclaredWrites {
   return owner?.writes ? owner.writes(deps) : new DeclaredWrites(deps);
 }
 
-/** The home feed of the attached products, resolved against the served model; undefined: none declares one. */
+let feed: { readonly feed: Feed | undefined } | undefined;
+
+/** The home feed of the attached products, resolved against the served model (once); undefined: none declares one. */
 export function servedFeed(): Feed | undefined {
-  return attachedFeed(servedProducts(), servedModel());
+  feed ??= { feed: attachedFeed(servedProducts(), servedModel()) };
+  return feed.feed;
 }

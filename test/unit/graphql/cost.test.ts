@@ -68,6 +68,14 @@ describe('Cost: estimated from the physical plan', () => {
     assert.equal(c.levels, 5);
   });
 
+  test("the feed's charge follows the declared feed: one kind of source is one follow list and one source per item; no declared feed, a plain connection", () => {
+    const document = parse('{ homeFeed(first: 10) { edges { node { id } } } }');
+    const at = (f: typeof feed | undefined) => estimateCost({ schema, document, operation: getOperationAST(document)!, variables: {}, hosts: 2, feed: f });
+    assert.equal(at({ ...feed, sources: 1 }).rows, 1 * (FEED_MAX_SOURCES + 1) + 1 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * 11 + 2 * 10);
+    assert.deepEqual(pick(at(undefined)), { rows: 11 + 10, levels: 2 });
+    assert.deepEqual(pick(at({ ...feed, field: 'otherFeed' })), { rows: 11 + 10, levels: 2 });
+  });
+
   test('latestActivity: perKind events of each kind asked, reading on past hidden ones, then each event\'s objects; a column is a plain list', () => {
     // At worst a kind reads on 3 more times (2, 4, 8 × perKind events) past hidden events, each
     // such read checking one subject per event: perKind × (1 + 2 × 14) rows and 2 levels a read.
