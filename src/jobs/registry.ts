@@ -2,10 +2,10 @@
  * Every kind of background job: name → queue, payload codec, handler. A new kind is one entry here
  * and its name and payload in the contract the kinds implement (src/services/backgroundJobs.ts).
  *
- * Job names are `<area>.<what>`. The feed kinds (`feed.fanout` — add a new item of the served
- * product's home feed to its followers' stored feeds — and the removals) run on the `feed` queue, which workers serve first
- * (src/jobs/queues.ts); the gateway enqueues them through the `BackgroundJobs` port its services
- * get (src/services/backgroundJobs.ts).
+ * Job names are `<area>.<what>`. The feed kinds (`feed.fanout` — add a new item of the home feed
+ * an attached product declares to its followers' stored feeds — and the removals) run on the
+ * `feed` queue, which workers serve first (src/jobs/queues.ts); the gateway enqueues them through
+ * the `BackgroundJobs` port its services get (src/services/backgroundJobs.ts).
  */
 import type { JobPayloads } from '../services/backgroundJobs.ts';
 import type { JobRegistryOf } from './jobKind.ts';
