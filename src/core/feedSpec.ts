@@ -71,6 +71,8 @@ export function resolveFeed(spec: FeedSpec, model: ModelData): Resolved {
   const seen = new Set<string>();
   for (const s of spec.sources) {
     if (seen.has(s.ref)) problems.push(`feed ${spec.field}: source ${s.ref} named twice`);
+    // A fan-out's payload names the item by its type and each source by its reference (jobs/kinds/feed.ts).
+    if (s.ref === 'time' || s.ref === spec.item) problems.push(`feed ${spec.field}: a source's reference other than ${spec.item} and time (they name the item and its time in a fan-out), got ${s.ref}`);
     seen.add(s.ref);
     const ref = item.refs.find((r) => r.field === s.ref);
     if (!ref) {

@@ -45,6 +45,15 @@ describe('Feed spec: resolved against the model', () => {
     test(`refused: ${name}`, () => assert.deepEqual(resolveFeed(spec, pinterest), { feed: undefined, problems }));
   }
 
+  test('refused: a reference named like the item or its time, which a fan-out payload already names', () => {
+    // A pin with a reference `time` to a user, listed in user_has_pins: everything else fits.
+    const pinType = pinterest.objects.find((o) => o.key === 'pin')!;
+    const withTime = { ...pinterest, objects: pinterest.objects.map((o) => (o === pinType ? { ...o, refs: [...o.refs, { ...o.refs.find((r) => r.field === 'pinner')!, field: 'time', key: 'time_id' }] } : o)) };
+    const spec: FeedSpec = { field: 'homeFeed', item: 'pin', sources: [{ ref: 'time', follows: 'user_follows_users' }] };
+    assert.deepEqual(resolveFeed(spec, withTime).problems, ['feed homeFeed: a source\'s reference other than pin and time (they name the item and its time in a fan-out), got time']);
+    assert.deepEqual(resolveFeed({ ...spec, sources: [{ ref: 'pinner', follows: 'user_follows_users' }] }, withTime).problems, []);
+  });
+
   test('refused in another model: a follow list without an inverse (examples/qa saves questions, nobody follows them)', () => {
     const spec: FeedSpec = { field: 'answerFeed', item: 'answer', sources: [{ ref: 'question', follows: 'user_saved_questions' }] };
     assert.deepEqual(resolveFeed(spec, qa), { feed: undefined, problems: ["relation user_saved_questions with an inverse listing a question's followers"] });
