@@ -37,7 +37,7 @@ import { HomeFeeds } from './loaders/feed.ts';
 import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
 import { createLog, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
-import { servedProducts, servedResolvers, servedWrites } from './product/served.ts';
+import { servedFeed, servedProducts, servedResolvers, servedWrites } from './product/served.ts';
 import { startRepairScheduler } from './services/repairScheduler.ts';
 import { faultAt } from './services/testFaults.ts';
 import type { Tracing } from './telemetry/tracing.ts';
@@ -163,8 +163,10 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const queueStats = statsForScrapes(jobs, { maxAgeMs: 1000, timeoutMs: 250 });
   const feedWork = statsForScrapesOf(() => layers.feeds.work(), { maxAgeMs: 1000, timeoutMs: 250 });
   const writes = servedWrites({ storage, topology, jobs, log, intentCompletionDelayMs: config.intentCompletionDelayMs, ...(config.testFault ? { faults: faultAt(config.testFault) } : {}) });
-  // Stored feeds need the Redis layer; without caching every home feed read merges from MySQL.
-  const homeFeeds = new HomeFeeds({ storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log });
+  // A home feed only when an attached product declares one. Stored feeds need the Redis layer;
+  // without caching every read of it merges from MySQL.
+  const feed = servedFeed();
+  const homeFeeds = feed ? new HomeFeeds({ feed, storage, feeds: caching ? layers.feeds : undefined, options: feedOptions, jobs, log }) : undefined;
   const trusted = config.trustedDocuments ? loadManifest(config.trustedDocuments) : undefined;
   if (trusted) log('trusted_documents', { operations: trusted.size });
   const webApp = config.webApp ? loadWebApp(config.webApp) : undefined;
@@ -186,7 +188,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
   // Products attach by the names they need: those the served model lacks are left out, and said so.
   const products = servedProducts();
-  log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })) });
+  log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })), feed: feed?.field ?? null });
   const apollo = createApolloServer({
     resolvers: servedResolvers(),
     development,
@@ -217,7 +219,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       viewerId,
       loaders: createLoaders(storage, op, { batch: opts.batching ?? true }),
       writes,
-      homeFeeds,
+      feed: homeFeeds,
       op,
       topology: inForce,
       idempotencyKey,
@@ -267,7 +269,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     metrics: async () => {
       metrics.topologyRevision.set(Number(watcher.revision()));
       metrics.topologyAge.set(watcher.ageMs() / 1000);
-      const [queues, work] = await Promise.all([queueStats(), feedWork()]);
+      const [queues, work] = await Promise.all([queueStats(), homeFeeds ? feedWork() : null]);
       metrics.recordQueues(queues);
       metrics.recordFeedWork(work);
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };

@@ -22,6 +22,7 @@ import type { Log } from './log.ts';
 import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
 import { checkModShardCountAtStart } from './storage/modShardCountRecord.ts';
+import { servedFeed } from './product/served.ts';
 import { DEFAULT_FEED_OPTIONS, FeedWrites, type FeedOptions } from './services/feeds.ts';
 import { faultAt } from './services/testFaults.ts';
 import { startWatchedTopology } from './topology/watchedTopology.ts';
@@ -82,6 +83,8 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
       eventSweepEveryMs: workerConfig.eventSweepEveryMs,
     });
   }
+  // The feed jobs' machinery only when an attached product declares a home feed.
+  const feed = servedFeed();
   const sources = importSources((loc) => importPassword(workerConfig.importPassword, loc.user, config.mysql));
   const workers = new JobWorkers({
     redis,
@@ -96,11 +99,19 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     topology: current,
     jobs,
     ...(config.testFault ? { writeFaults: faultAt(config.testFault) } : {}),
-    feeds: new FeedWrites(storage, layers.feeds, feedOptions, {
-      pageSize: workerConfig.fanoutPage,
-      // Test jobs only: a fan-out waits between pages while the test holds it (to kill its worker midway).
-      ...(workerConfig.testJobs ? { beforePage: () => holdWhile(redis, `${prefix}:probe:hold-fanout`) } : {}),
-    }),
+    feeds: feed
+      ? new FeedWrites({
+          feed,
+          storage,
+          feeds: layers.feeds,
+          options: feedOptions,
+          tuning: {
+            pageSize: workerConfig.fanoutPage,
+            // Test jobs only: a fan-out waits between pages while the test holds it (to kill its worker midway).
+            ...(workerConfig.testJobs ? { beforePage: () => holdWhile(redis, `${prefix}:probe:hold-fanout`) } : {}),
+          },
+        })
+      : undefined,
     log,
   });
   await workers.start();

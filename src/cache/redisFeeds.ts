@@ -3,23 +3,23 @@ import type { CacheStats } from './cacheStats.ts';
 import { withTimeout } from './withTimeout.ts';
 
 /**
- * Materialized home feeds in Redis: one sorted set per viewer, `f:{<viewer>}`, of pin IDs scored
+ * Materialized home feeds in Redis: one sorted set per viewer, `f:{<viewer>}`, of item IDs scored
  * by their time (ms), newest first on read; equal times order by ID (members are zero-padded to
  * 19 digits, so Redis's byte order of members is numeric order). Every operation touches one key
  * only (one viewer's feed), so each runs on a Redis Cluster as on one Redis.
  *
- * Besides pins, a feed holds a few members below score 0 that describe it:
+ * Besides items, a feed holds a few members below score 0 that describe it:
  *   score -1  `b:<ms>`           when its build began (the follows the build read are those before)
  *   score -2  `h:<ms>:<id>`      its horizon: the feed is exact only ABOVE this position; older
- *                                pins were never stored or were trimmed (readers merge them from
- *                                MySQL). Absent: the feed holds every pin its sources had.
+ *                                items were never stored or were trimmed (readers merge them from
+ *                                MySQL). Absent: the feed holds every item its sources had.
  *   score -3  `w:<token>`        a build in progress (set by `mark`, removed by `commit`)
  *
- * The append rule of the seeds: `append` adds a pin only to a feed that exists; a missing feed is
+ * The append rule of the seeds: `append` adds an item only to a feed that exists; a missing feed is
  * never half-filled, it is built whole on its next read. A build marks the key first (so appends
  * that land while it reads MySQL are kept), then `commit` adds what it read to what was appended.
- * Every add is ZADD NX: adding a pin twice is adding it once. A feed holds at most `cap` pins:
- * each add trims the oldest and raises the horizon to the newest pin it trimmed.
+ * Every add is ZADD NX: adding an item twice is adding it once. A feed holds at most `cap` items:
+ * each add trims the oldest and raises the horizon to the newest item it trimmed.
  */
 
 /** Pads an ID to 19 digits (every ID is below 2^62): members compare as numbers. */
@@ -32,7 +32,7 @@ export const feedKey = (viewer: bigint): string => `f:{${viewer}}`;
 /** One hash of counters of the work done on feeds, by every worker. */
 export const FEED_WORK_KEY = 'shardql:feed:work';
 
-/** A position in a feed, newest first: time (ms) then pin ID, both descending. */
+/** A position in a feed, newest first: time (ms) then item ID, both descending. */
 export interface FeedPosition {
   readonly time: number;
   readonly id: bigint;
@@ -40,7 +40,7 @@ export interface FeedPosition {
 
 export interface FeedEntry extends FeedPosition {}
 
-/** Lua helpers every script shares: read the horizon, and trim to `cap` pins raising it. */
+/** Lua helpers every script shares: read the horizon, and trim to `cap` items raising it. */
 const COMMON = `
 local key = KEYS[1]
 local function horizon()
@@ -53,9 +53,9 @@ local function below(score, member, hs, hm)
   return hs ~= nil and (score < hs or (score == hs and member <= hm))
 end
 local function trim(cap)
-  local pins = redis.call('ZCOUNT', key, 0, '+inf')
-  if pins <= cap then return 0 end
-  local excess = pins - cap
+  local items = redis.call('ZCOUNT', key, 0, '+inf')
+  if items <= cap then return 0 end
+  local excess = items - cap
   local gone = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', excess - 1, 1)
   local meta = redis.call('ZCOUNT', key, '-inf', '(0')
   redis.call('ZREMRANGEBYRANK', key, meta, meta + excess - 1)
@@ -131,7 +131,7 @@ return 1`;
 /**
  * ARGV: after time ('' = from the newest), after member, n, ttl ms. Returns {0} (no feed),
  * {2, built} (a build in progress), or {1, built, horizon, member, score, member, score, …}:
- * up to n pins strictly after the position, newest first. A read keeps the feed alive (ttl).
+ * up to n items strictly after the position, newest first. A read keeps the feed alive (ttl).
  */
 const READ = `
 local key = KEYS[1]
@@ -165,7 +165,7 @@ return out`;
 
 export interface RedisFeedsOptions {
   readonly redis: RedisClient;
-  /** Most pins a feed keeps (the oldest are trimmed). Default 1000. */
+  /** Most items a feed keeps (the oldest are trimmed). Default 1000. */
   readonly cap?: number;
   /** How long a feed nobody reads lives, ms (each read renews it). Default 3 days. */
   readonly ttlMs?: number;
@@ -186,7 +186,7 @@ export type FeedRead =
       readonly builtAt: number;
       /** The feed is exact only above this position (undefined: exact all the way down). */
       readonly horizon: FeedPosition | undefined;
-      /** Pins after the asked position, newest first. */
+      /** Items after the asked position, newest first. */
       readonly entries: FeedEntry[];
     };
 
@@ -226,7 +226,7 @@ export class RedisFeeds {
   }
 
   /**
-   * Up to `n` pins of a viewer's feed after `after` (exclusive), newest first: one round trip.
+   * Up to `n` items of a viewer's feed after `after` (exclusive), newest first: one round trip.
    * A Redis failure or timeout reads as a missing feed.
    */
   async read(viewer: bigint, after: FeedPosition | undefined, n: number, stats?: CacheStats): Promise<FeedRead> {
@@ -266,7 +266,7 @@ export class RedisFeeds {
   }
 
   /**
-   * Stores a build: its pins (newest first or in any order) added to whatever appends put there
+   * Stores a build: its items (newest first or in any order) added to whatever appends put there
    * since the mark, and its horizon (undefined: it read every source to its end). False when the
    * mark is gone (the feed expired, Redis was flushed, or a rebuild replaced it): nothing stored.
    */
@@ -278,28 +278,28 @@ export class RedisFeeds {
   }
 
   /**
-   * Adds one pin to each of these viewers' feeds that exists (the append rule). Commands to
+   * Adds one item to each of these viewers' feeds that exists (the append rule). Commands to
    * different feeds are sent together without waiting for each other (each on its own key, so a
    * cluster client routes each to its node). Throws if any fails: the caller retries the whole
    * (every add is idempotent).
    */
-  async append(viewers: readonly bigint[], pin: FeedEntry): Promise<Record<AppendOutcome, number>> {
-    const member = feedMember(pin.id);
-    const replies = await Promise.all(viewers.map((v) => this.#redis.shardqlFeedAppend(feedKey(v), pin.time, member, this.cap)));
+  async append(viewers: readonly bigint[], item: FeedEntry): Promise<Record<AppendOutcome, number>> {
+    const member = feedMember(item.id);
+    const replies = await Promise.all(viewers.map((v) => this.#redis.shardqlFeedAppend(feedKey(v), item.time, member, this.cap)));
     const out: Record<AppendOutcome, number> = { missing: 0, added: 0, 'below-horizon': 0, present: 0 };
     for (const r of replies) out[APPEND_OUTCOMES[Number(r)] ?? 'missing']++;
     return out;
   }
 
-  /** Removes pins from one viewer's feed (a missing feed stays missing). Returns how many were there. */
-  async remove(viewer: bigint, pins: readonly bigint[]): Promise<number> {
-    if (pins.length === 0) return 0;
-    return this.#redis.zrem(feedKey(viewer), ...pins.map(feedMember));
+  /** Removes items from one viewer's feed (a missing feed stays missing). Returns how many were there. */
+  async remove(viewer: bigint, items: readonly bigint[]): Promise<number> {
+    if (items.length === 0) return 0;
+    return this.#redis.zrem(feedKey(viewer), ...items.map(feedMember));
   }
 
-  /** Removes one pin from each of these viewers' feeds. Returns how many feeds held it. */
-  async removeFromMany(viewers: readonly bigint[], pin: bigint): Promise<number> {
-    const member = feedMember(pin);
+  /** Removes one item from each of these viewers' feeds. Returns how many feeds held it. */
+  async removeFromMany(viewers: readonly bigint[], item: bigint): Promise<number> {
+    const member = feedMember(item);
     const replies = await Promise.all(viewers.map((v) => this.#redis.zrem(feedKey(v), member)));
     return replies.reduce((n, r) => n + r, 0);
   }

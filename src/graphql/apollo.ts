@@ -149,7 +149,7 @@ const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget,
             });
           }
           try {
-            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, eventsKeptPerKind });
+            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, eventsKeptPerKind, feed: contextValue.feed?.cost });
             checkCost(estimate, budget);
           } catch (err) {
             throw isShardqlError(err) ? refusal(err) : err;

@@ -13,8 +13,8 @@ export interface GatewayContext {
   readonly loaders: Loaders;
   /** The served writes: the declared mutations, and a product's own when one is attached (its resolvers know which). */
   readonly writes: DeclaredWrites;
-  /** The home feed (stored feeds, builds, read-time merges). */
-  readonly homeFeeds: HomeFeeds;
+  /** The home feed an attached product declares (stored feeds, builds, read-time merges); undefined: none does. */
+  readonly feed?: HomeFeeds | undefined;
   readonly op: OpContext & { readonly stats: SqlStats; readonly cache: CacheStats };
   readonly topology: Topology;
   /** The request's Idempotency-Key header, if any (already checked). */

@@ -24,7 +24,6 @@ import { ShardqlError } from '../core/errors.ts';
 import { servedModel } from '../core/model/served.ts';
 import type { ObjectDef } from '../core/model/model.ts';
 import { checkPageArgs, checkPageSize } from '../core/validate.ts';
-import { FEED_MAX_SOURCES, MAX_RECENT_FOLLOWS } from '../loaders/feed.ts';
 import { GROUP_ACTORS, LATEST_ACTIVITY_READS } from './activity.ts';
 
 /**
@@ -61,15 +60,24 @@ export interface CostBudget {
 export const DEFAULT_COST_BUDGET: CostBudget = { rows: 50_000, roundTrips: 500 };
 
 /**
- * Sources a home feed read merges beside its stored feed, as charged: the big ones (not fanned out)
- * and those followed since the feed was built (at most MAX_RECENT_FOLLOWS, beyond which the feed is
- * built again). A read is charged the stored path: the follow lists (a page of each), the follower
- * count of every source on them, the stored page, these sources' pages, then the window's pins and
- * their pinners and boards. Not charged, because nothing before the read can tell: a build (a
- * missing feed), or a page beyond the stored window (past the newest SHARDQL_FEED_SIZE pins), which
- * merge a page of every followed source, and follow lists longer than one page.
+ * A product's home feed (core/feedSpec.ts), as the estimate charges a read of it (loaders/feed.ts
+ * `feedCost` gives it): the stored path: the follow lists (a page of each kind of source), the
+ * follower count of every source on them, the stored page, the pages of the sources merged beside
+ * it, then the window's items and their sources. Not charged, because nothing before the read can
+ * tell: a build (a missing feed), or a page beyond the stored window (past the newest
+ * SHARDQL_FEED_SIZE items), which merge a page of every followed source, and follow lists longer
+ * than one page.
  */
-export const FEED_COST_SOURCES = MAX_RECENT_FOLLOWS;
+export interface FeedCost {
+  /** The Query field that reads the feed (`homeFeed`). */
+  readonly field: string;
+  /** Kinds of source (follow lists read, and sources each item names). */
+  readonly sources: number;
+  /** Follows read per page of a follow list. */
+  readonly followsPerPage: number;
+  /** Sources whose pages a read merges beside the stored page. */
+  readonly mergedSources: number;
+}
 /** Rows a mutation writes besides what its selection reads: object, edges both ways, counts, intents. */
 export const WRITE_ROWS = 10;
 /** Round trips a mutation takes besides its selection: lookups, locks, both halves of an edge. */
@@ -88,6 +96,8 @@ export interface EstimateInput {
    * notifications may read of each kind asked, whatever its page size. Default 1000.
    */
   readonly eventsKeptPerKind?: number;
+  /** The served product's feed, if one declares it; without one, no field is charged as a feed. */
+  readonly feed?: FeedCost | undefined;
 }
 
 /** Events kept per kind by default (DEFAULT_EVENT_RETENTION). */
@@ -204,11 +214,13 @@ export function estimateCost(input: EstimateInput): CostEstimate {
 
     if (isConnection(type)) {
       const first = args.__unreadable ? 100 : checkPageArgs(args as { first?: number | null; last?: number | null }).size;
-      if (name === 'homeFeed') {
-        // Both follow lists; the follower count of every source; the stored page and the sources
-        // merged beside it; the window's pins; their pinners and boards (see FEED_COST_SOURCES).
-        rows += mult * (2 * (FEED_MAX_SOURCES + 1) + 2 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * (first + 1) + 3 * first);
-        levels.add(`${level}:lists`).add(`${level}:feed-counts`).add(`${level}:feed-sources`).add(`${level}:feed-pins`).add(`${level}:feed-refs`);
+      const feed = input.feed;
+      if (feed && parent === schema.getQueryType() && name === feed.field) {
+        // Every follow list; the follower count of every source; the stored page and the sources
+        // merged beside it; the window's items; their sources (see FeedCost).
+        const s = feed.sources;
+        rows += mult * (s * (feed.followsPerPage + 1) + s * feed.followsPerPage + (feed.mergedSources + 1) * (first + 1) + (1 + s) * first);
+        levels.add(`${level}:lists`).add(`${level}:feed-counts`).add(`${level}:feed-sources`).add(`${level}:feed-items`).add(`${level}:feed-refs`);
       } else {
         rows += mult * (first + 1 + first);
         levels.add(`${level}:lists`).add(`${level}:page-objects`);

@@ -25,7 +25,7 @@ export interface JobContext {
   topology(): Topology;
   /** To enqueue follow-up jobs (e.g. a sweep's chunks). */
   readonly jobs: BackgroundJobs;
-  /** The stored home feeds (undefined: this worker has none configured). */
+  /** The stored home feeds (undefined: this worker has none configured, or no attached product declares a feed). */
   readonly feeds: FeedWrites | undefined;
   /** Tests only (SHARDQL_TEST_FAULT): crashes this worker at a step boundary of the product writes its jobs make. */
   readonly writeFaults?: FaultHook;

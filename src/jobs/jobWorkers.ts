@@ -90,7 +90,8 @@ export class JobWorkers {
       void worker.run().catch((err: unknown) => opts.log('worker_stopped', { queue, error: err instanceof Error ? err.message : String(err) }));
       await worker.waitUntilReady();
     }
-    opts.log('worker_started', { worker: this.name, queues: opts.queues.map((q) => `${q}×${opts.concurrency?.[q] ?? QUEUES[q].concurrency}`) });
+    // `feed`: the Query field of the home feed whose jobs it runs (null: no attached product declares one).
+    opts.log('worker_started', { worker: this.name, queues: opts.queues.map((q) => `${q}×${opts.concurrency?.[q] ?? QUEUES[q].concurrency}`), feed: opts.feeds?.feed.field ?? null });
   }
 
   async #run(queue: QueueName, job: Job, token: string | undefined): Promise<JsonObject> {

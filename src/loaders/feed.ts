@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from '../core/cursor.ts';
-import type { MappingTable } from '../core/mappings.ts';
+import type { Feed, FeedSource } from '../core/feedSpec.ts';
 import type { FeedEntry, FeedPosition, FeedRead, RedisFeeds } from '../cache/redisFeeds.ts';
 import type { BackgroundJobs } from '../services/backgroundJobs.ts';
 import { mergeAbove, visibleIn, type FeedOptions, type Follows } from '../services/feeds.ts';
@@ -22,7 +22,22 @@ export const MAX_RECENT_FOLLOWS = 50;
 /** A build reads at most this many rounds of source pages; below what it reached, readers merge from MySQL. */
 const BUILD_ROUNDS = 8;
 
-/** A page of the feed, read forward only: whether pins precede it is not computed (false). */
+/**
+ * Sources a read merges beside its stored feed, as the cost model charges it: the big ones (not
+ * fanned out) and those followed since the feed was built (at most MAX_RECENT_FOLLOWS, beyond which
+ * the feed is built again).
+ */
+export const FEED_COST_SOURCES = MAX_RECENT_FOLLOWS;
+
+/**
+ * What the cost model (graphql/cost.ts `FeedCost`) charges a read of `feed`: its Query field, its
+ * kinds of source, the follows read per page and the sources merged beside the stored page.
+ */
+export function feedCost(feed: Feed): { field: string; sources: number; followsPerPage: number; mergedSources: number } {
+  return { field: feed.field, sources: feed.sources.length, followsPerPage: FEED_MAX_SOURCES, mergedSources: FEED_COST_SOURCES };
+}
+
+/** A page of the feed, read forward only: whether items precede it is not computed (false). */
 export interface FeedPage {
   readonly edges: { cursor: string; node: StoredObject }[];
   readonly hasNextPage: boolean;
@@ -31,9 +46,9 @@ export interface FeedPage {
   readonly endCursor: string | null;
 }
 
-/** A followed pinner or board, and when it was followed (ms). */
+/** A followed source, of which kind (the feed's source it is), and when it was followed (ms). */
 interface Source {
-  readonly table: MappingTable;
+  readonly kind: FeedSource;
   readonly from: bigint;
   readonly followedAt: number;
 }
@@ -46,19 +61,21 @@ function newestFirst(a: FeedPosition, b: FeedPosition): number {
 const above = (a: FeedPosition, b: FeedPosition): boolean => newestFirst(a, b) < 0;
 
 export interface HomeFeedsOptions {
+  /** The feed the served product declares, resolved against the model. */
+  readonly feed: Feed;
   readonly storage: Storage;
   /** Stored feeds; undefined: every read merges from MySQL. */
   readonly feeds?: RedisFeeds | undefined;
   readonly options: FeedOptions;
-  /** Where a read sends the stored pins it found it must not show, to be removed (`feed.clean`). */
+  /** Where a read sends the stored items it found it must not show, to be removed (`feed.clean`). */
   readonly jobs?: BackgroundJobs | undefined;
   readonly now?: () => number;
   readonly log?: (event: string, fields?: Record<string, unknown>) => void;
 }
 
 /**
- * The home feed: pins of followed pinners and boards, newest first (ties: higher pin ID first),
- * keyset-paged by a cursor of (time, pin ID) — one cursor format whether a page comes from a
+ * The home feed: the items of the sources the viewer follows, newest first (ties: higher item ID
+ * first), keyset-paged by a cursor of (time, item ID) — one cursor format whether a page comes from a
  * stored feed or from a merge of the sources, so a client pages across both without noticing.
  *
  * A read:
@@ -69,12 +86,15 @@ export interface HomeFeedsOptions {
  *   3. sources merged at read time: big ones (not fanned out) and those followed since the build;
  *   4. below the stored feed's horizon, or without a stored feed, the page is a merge of every
  *      source's page after the cursor (one round trip per host);
- *   5. the window's pins, pinners and boards (one level each, L1 when warm); a pin shows only if
- *      it, its pinner and its board are active and the viewer still follows its pinner or board.
- *      Stored pins that fail are handed to a `feed.clean` job.
+ *   5. the window's items, then their sources (one level each, L1 when warm); an item shows only
+ *      if it and every source it names are active and the viewer still follows one of them.
+ *      Stored items that fail are handed to a `feed.clean` job.
  * A warm read costs two Redis round trips (the read barrier, the stored page) and no SQL.
  */
 export class HomeFeeds {
+  readonly feed: Feed;
+  /** What the cost model charges a read of this feed. */
+  readonly cost: ReturnType<typeof feedCost>;
   readonly #storage: Storage;
   readonly #feeds: RedisFeeds | undefined;
   readonly #opts: FeedOptions;
@@ -83,6 +103,8 @@ export class HomeFeeds {
   readonly #log: (event: string, fields?: Record<string, unknown>) => void;
 
   constructor(opts: HomeFeedsOptions) {
+    this.feed = opts.feed;
+    this.cost = feedCost(opts.feed);
     this.#storage = opts.storage;
     this.#feeds = opts.feeds;
     this.#opts = opts.options;
@@ -134,21 +156,22 @@ export class HomeFeeds {
     window ??= nothingAfter ? [] : dedupe(await this.#sourcePages(loaders, sources, first, pos)).slice(0, first + 1);
 
     const shown = window.slice(0, first);
-    const follows: Follows = {
-      users: new Set(sources.filter((s) => s.table === 'user_has_pins').map((s) => s.from)),
-      boards: new Set(sources.filter((s) => s.table === 'board_has_pins').map((s) => s.from)),
-    };
-    const pins = await objectsOf(loaders, shown.map((e) => e.id));
+    const follows: Follows = new Map(this.feed.sources.map((k) => [k.ref, new Set(sources.filter((s) => s.kind === k).map((s) => s.from))]));
+    const items = await objectsOf(loaders, shown.map((e) => e.id));
     const parentIds = new Set<bigint>();
-    for (const p of pins) if (p) for (const r of [p.refs.pinner, p.refs.board]) if (r !== undefined) parentIds.add(r);
+    for (const item of items) {
+      if (!item) continue;
+      const refs = item.refs as Readonly<Record<string, bigint | undefined>>;
+      for (const k of this.feed.sources) if (refs[k.ref] !== undefined) parentIds.add(refs[k.ref]!);
+    }
     const parentList = [...parentIds];
     const parentObjects = await objectsOf(loaders, parentList);
     const parents = new Map(parentList.map((id, i) => [id, parentObjects[i]]));
     const edges: FeedPage['edges'] = [];
     const unwanted: bigint[] = [];
     shown.forEach((e, i) => {
-      const pin = pins[i];
-      if (pin && visibleIn(follows, pin, (id) => parents.get(id))) edges.push({ cursor: encodeCursor({ list, key: BigInt(e.time), id: e.id }), node: pin });
+      const item = items[i];
+      if (item && visibleIn(this.feed, follows, item, (id) => parents.get(id))) edges.push({ cursor: encodeCursor({ list, key: BigInt(e.time), id: e.id }), node: item });
       else if (storedIds.has(e.id)) unwanted.push(e.id);
     });
     if (unwanted.length > 0) this.#clean(viewer, unwanted);
@@ -162,41 +185,40 @@ export class HomeFeeds {
     };
   }
 
-  /** Every pinner and board the viewer follows, with when: all of them, a page at a time. */
+  /** Every source the viewer follows, with when: all of them, a page at a time, in the feed's order of sources. */
   async #sources(loaders: Loaders, viewer: bigint): Promise<Source[]> {
-    const all = async (follows: MappingTable, pins: MappingTable): Promise<Source[]> => {
+    const all = async (kind: FeedSource): Promise<Source[]> => {
       const out: Source[] = [];
       let after: string | null = null;
       for (;;) {
-        const page = await loaders.pages.load({ table: follows, from: viewer, first: FEED_MAX_SOURCES, after });
-        for (const e of page.edges) out.push({ table: pins, from: e.to, followedAt: e.sequence });
+        const page = await loaders.pages.load({ table: kind.follows, from: viewer, first: FEED_MAX_SOURCES, after });
+        for (const e of page.edges) out.push({ kind, from: e.to, followedAt: e.sequence });
         if (!page.hasNextPage || page.endCursor === null) return out;
         after = page.endCursor;
       }
     };
-    const [users, boards] = await Promise.all([all('user_follows_users', 'user_has_pins'), all('user_follows_boards', 'board_has_pins')]);
-    return [...users, ...boards];
+    return (await Promise.all(this.feed.sources.map(all))).flat();
   }
 
   /** Followers of each source (L1 first: no promise per source when warm). */
   async #followerCounts(loaders: Loaders, sources: readonly Source[]): Promise<number[]> {
-    const keys = sources.map((s) => ({ id: s.from, kind: (s.table === 'user_has_pins' ? 'user_followed_by_users' : 'board_followed_by_users') as MappingTable }));
+    const keys = sources.map((s) => ({ id: s.from, kind: s.kind.followers }));
     const known = keys.map((k) => loaders.peek.count(k));
     if (known.every((n) => n !== undefined)) return known as number[];
     return Promise.all(keys.map((k, i) => known[i] ?? loaders.counts.load(k)));
   }
 
-  /** `first + 1` pins of each source after the position: one batch (a round trip per host, or L1). */
+  /** `first + 1` items of each source after the position: one batch (a round trip per host, or L1). */
   async #sourcePages(loaders: Loaders, sources: readonly Source[], first: number, pos: FeedPosition | undefined): Promise<FeedEntry[]> {
     const startAfter = pos ? { startAfter: { key: BigInt(pos.time), id: pos.id } } : {};
-    const pages = await Promise.all(sources.map((s) => loaders.pages.load({ table: s.table, from: s.from, first: first + 1, ...startAfter })));
+    const pages = await Promise.all(sources.map((s) => loaders.pages.load({ table: s.kind.items, from: s.from, first: first + 1, ...startAfter })));
     return pages.flatMap((p) => p.edges.map(entryOf));
   }
 
   /**
    * Builds a missing feed (or replaces one, `replace`) and stores it: marks the key first (from
    * then on every fan-out appends to it), then reads the sources — past the request's L1, whose
-   * view may predate a pin whose fan-out found no feed — and commits what it read on top of what
+   * view may predate an item whose fan-out found no feed — and commits what it read on top of what
    * was appended meanwhile. Undefined when another request holds the mark, or Redis fails: the
    * caller merges instead.
    */
@@ -230,10 +252,10 @@ export class HomeFeeds {
   }
 
   /**
-   * The newest `cap` pins over the sources: rounds of a page from every source that may still
+   * The newest `cap` items over the sources: rounds of a page from every source that may still
    * hold one of them (a page after the last it gave), at most BUILD_ROUNDS. The horizon is the
-   * highest position below which something may be missing: the last pin read of a source not
-   * read to its end, or the first pin beyond the cap.
+   * highest position below which something may be missing: the last item read of a source not
+   * read to its end, or the first item beyond the cap.
    */
   async #build(ctx: OpContext, sources: readonly Source[]): Promise<{ entries: FeedEntry[]; horizon: FeedPosition | undefined }> {
     const cap = this.#feeds!.cap;
@@ -247,7 +269,7 @@ export class HomeFeeds {
       if (needing.length === 0) break;
       const pages = await this.#storage.mappings.pages(
         needing.map((x) => ({
-          table: x.s.table,
+          table: x.s.kind.items,
           from: x.s.from,
           first: per,
           ...(x.last ? { startAfter: { key: BigInt(x.last.time), id: x.last.id } } : {}),
@@ -270,10 +292,10 @@ export class HomeFeeds {
     return { entries, horizon };
   }
 
-  /** Hands stored pins a read must not show to a `feed.clean` job (never fails the read). */
-  #clean(viewer: bigint, pins: bigint[]): void {
+  /** Hands stored items a read must not show to a `feed.clean` job (never fails the read). */
+  #clean(viewer: bigint, items: bigint[]): void {
     if (!this.#jobs) return;
-    this.#jobs.enqueue('feed.clean', { viewer, pins }).catch((err: unknown) =>
+    this.#jobs.enqueue('feed.clean', { viewer, items }).catch((err: unknown) =>
       this.#log('feed_clean_enqueue_failed', { viewer: `${viewer}`, error: err instanceof Error ? err.message : String(err) }),
     );
   }
@@ -283,7 +305,7 @@ function entryOf(e: PageEdge): FeedEntry {
   return { id: e.to, time: e.sequence };
 }
 
-/** Each pin once (a pin reachable through two sources has one time), newest first. */
+/** Each item once (an item reachable through two sources has one time), newest first. */
 function dedupe(entries: readonly FeedEntry[]): FeedEntry[] {
   const seen = new Map<bigint, FeedEntry>();
   for (const e of entries) if (!seen.has(e.id)) seen.set(e.id, e);
@@ -292,7 +314,7 @@ function dedupe(entries: readonly FeedEntry[]): FeedEntry[] {
 
 function union(a: readonly Source[], b: readonly Source[]): Source[] {
   const out = new Map<string, Source>();
-  for (const s of [...a, ...b]) out.set(`${s.table}:${s.from}`, s);
+  for (const s of [...a, ...b]) out.set(`${s.kind.items}:${s.from}`, s);
   return [...out.values()];
 }
 

@@ -9,6 +9,7 @@
  */
 import { buildSchema, isInterfaceType, isObjectType } from 'graphql';
 import type { ImportNames } from '../core/importSpec.ts';
+import { resolveFeed, type Feed, type FeedSpec } from '../core/feedSpec.ts';
 import type { ModelData } from '../core/model/model.ts';
 import type { ResolverMap } from '../graphql/resolvers.ts';
 import type { DeclaredWrites, WritesDeps } from '../services/writes.ts';
@@ -23,6 +24,8 @@ export interface Product {
   writes?(deps: WritesDeps): DeclaredWrites;
   /** What `shardql import` needs of the product's legacy database beyond the model (its table names, …). */
   readonly importSource?: ImportNames;
+  /** Its home feed, if it has one: the gateway and the workers build the feed's machinery only then. */
+  readonly feed?: FeedSpec;
 }
 
 export interface Attachment {
@@ -45,6 +48,11 @@ export function missingNeeds(product: Product, model: ModelData, typeDefs: strin
     const has = type.getFields();
     for (const f of Object.keys(fields)) if (!f.startsWith('__') && !(f in has)) missing.push(`field ${typeName}.${f}`);
   }
+  if (product.feed) {
+    const query = schema.getQueryType();
+    const feed = [...(query && product.feed.field in query.getFields() ? [] : [`field Query.${product.feed.field}`]), ...resolveFeed(product.feed, model).problems];
+    for (const m of feed) if (!missing.includes(m)) missing.push(m);
+  }
   return missing;
 }
 
@@ -58,5 +66,16 @@ export function attach(products: readonly Product[], model: ModelData, typeDefs:
     else refused.push({ product: p.name, missing });
   }
   if (attached.filter((p) => p.writes).length > 1) throw new Error(`products ${attached.map((p) => p.name).join(', ')} each bring their writes; expected at most one`);
+  const feeds = attached.filter((p) => p.feed);
+  if (feeds.length > 1) throw new Error(`products ${feeds.map((p) => p.name).join(', ')} each declare a home feed; expected at most one`);
   return { attached, refused };
+}
+
+/** The home feed of the attached products, resolved against `model`; undefined when none declares one (no feed is built). */
+export function attachedFeed(attachment: Attachment, model: ModelData): Feed | undefined {
+  const spec = attachment.attached.find((p) => p.feed)?.feed;
+  if (!spec) return undefined;
+  const { feed, problems } = resolveFeed(spec, model);
+  if (!feed) throw new Error(`the attached feed ${spec.field} does not fit the model: ${problems.join(', ')}`);
+  return feed;
 }

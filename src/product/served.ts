@@ -7,7 +7,8 @@ import { servedModel } from '../core/model/served.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
 import { DeclaredWrites, type WritesDeps } from '../services/writes.ts';
-import { attach, type Attachment } from './product.ts';
+import type { Feed } from '../core/feedSpec.ts';
+import { attach, attachedFeed, type Attachment } from './product.ts';
 import { pinterest } from './pinterest/index.ts';
 
 /** Every product of this build, tried against the served model in this order. */
@@ -38,4 +39,12 @@ let importSpec: ImportSpec | undefined;
 export function servedImportSpec(): ImportSpec {
   importSpec ??= deriveImportSpec(servedModel(), servedProducts().attached.find((p) => p.importSource)?.importSource);
   return importSpec;
+}
+
+let feed: { readonly feed: Feed | undefined } | undefined;
+
+/** The home feed of the attached products, resolved against the served model (once); undefined: none declares one. */
+export function servedFeed(): Feed | undefined {
+  feed ??= { feed: attachedFeed(servedProducts(), servedModel()) };
+  return feed.feed;
 }

@@ -5,27 +5,30 @@
  * contract, one per name, so services name a job and its payload without knowing who runs it.
  */
 
-/** A new pin (or repin) to add to the stored feeds of its pinner's and its board's followers. */
+/**
+ * A new item of the served product's home feed (core/feedSpec.ts) to add to the stored feeds of
+ * its sources' followers. On the queue it is named in the feed's own words (jobs/kinds/feed.ts):
+ * `{ <item type>, <each source's ref>, time }`.
+ */
 export interface FanoutPayload {
-  readonly pin: bigint;
-  readonly pinner: bigint;
-  readonly board: bigint;
-  /** The pin's time (ms): its sequence in every list. */
+  readonly item: bigint;
+  /** Each source's ID by the item's reference naming it. */
+  readonly sources: Readonly<Record<string, bigint>>;
+  /** The item's time (ms): its sequence in every list. */
   readonly time: number;
 }
 
-/** A deleted pin to remove from the stored feeds of its audience. */
+/** A deleted item to remove from the stored feeds of its audience. */
 export interface RetractPayload {
-  readonly pin: bigint;
-  readonly pinner: bigint;
-  readonly board: bigint;
+  readonly item: bigint;
+  readonly sources: Readonly<Record<string, bigint>>;
 }
 
-/** Pins one viewer's stored feed must no longer show. */
+/** Items one viewer's stored feed must no longer show. */
 export interface CleanPayload {
   readonly viewer: bigint;
-  /** The pins to check; absent: every pin the feed holds. */
-  readonly pins?: readonly bigint[];
+  /** The items to check; absent: every item the feed holds. */
+  readonly items?: readonly bigint[];
 }
 
 /** One chunk of an import pass: the source label, the pass, the source table (`pins`) and the chunk's index in the plan. */

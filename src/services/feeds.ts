@@ -1,14 +1,17 @@
 /**
- * The write side of materialized home feeds (the read side, and builds, are src/loaders/feed.ts):
- * fan-out of a new pin to its audience's stored feeds, removal of a deleted pin from them, and the
- * cleaning of one viewer's feed. Background jobs run these (src/jobs/kinds/feed.ts); every one is
- * idempotent, so a job that ran partly (its worker killed) and runs again takes effect once.
+ * The write side of materialized home feeds (the read side, and builds, are src/loaders/feed.ts),
+ * generic over the feed a product declares (core/feedSpec.ts): fan-out of a new item to its
+ * audience's stored feeds, removal of a deleted item from them, and the cleaning of one viewer's
+ * feed. Background jobs run these (src/jobs/kinds/feed.ts); every one is idempotent, so a job that
+ * ran partly (its worker killed) and runs again takes effect once.
  *
- * A pin's audience: the followers of its pinner and of its board. A source with more followers
- * than `fanoutMaxFollowers` is not fanned out (one pin must not cost a million writes): readers
- * merge its recent pins in at read time instead, from `mergeAbove` followers on (half the
- * threshold, so a source whose follower count wobbles around the threshold is covered both ways).
+ * An item's audience: the followers of each of its sources (the references the feed names). A source
+ * with more followers than `fanoutMaxFollowers` is not fanned out (one item must not cost a million
+ * writes): readers merge its recent items in at read time instead, from `mergeAbove` followers on
+ * (half the threshold, so a source whose follower count wobbles around the threshold is covered
+ * both ways).
  */
+import { sourcesOf, type Feed } from '../core/feedSpec.ts';
 import type { MappingTable } from '../core/mappings.ts';
 import type { FeedEntry, RedisFeeds } from '../cache/redisFeeds.ts';
 import type { Storage } from '../storage/index.ts';
@@ -16,9 +19,9 @@ import { isActive, type StoredObject } from '../storage/objectStore.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 
 export interface FeedOptions {
-  /** Most pins a stored feed keeps (SHARDQL_FEED_SIZE). Default 1000. */
+  /** Most items a stored feed keeps (SHARDQL_FEED_SIZE). Default 1000. */
   readonly size: number;
-  /** A pinner or board with more followers than this is merged at read time, not fanned out (SHARDQL_FEED_FANOUT_MAX_FOLLOWERS). Default 10000. */
+  /** A source with more followers than this is merged at read time, not fanned out (SHARDQL_FEED_FANOUT_MAX_FOLLOWERS). Default 10000. */
   readonly fanoutMaxFollowers: number;
 }
 
@@ -32,54 +35,58 @@ export function mergeAbove(opts: FeedOptions): number {
   return Math.floor(opts.fanoutMaxFollowers / 2);
 }
 
-/** A pin as fan-out sees it: who made it, where, and when (its time in every list). */
-export interface FeedPin {
+/** An item as fan-out sees it: its ID, when it was made (its time in every list), and its sources' IDs by reference. */
+export interface FeedItem {
   readonly id: bigint;
-  readonly pinner: bigint;
-  readonly board: bigint;
+  /** One ID per source the feed declares, by the item's reference naming it (`{ <ref>: id, … }`). */
+  readonly sources: Readonly<Record<string, bigint>>;
   readonly time: number;
 }
 
-/** The two audiences of a pin: [source, the list of its followers]. */
-function audiences(pin: Pick<FeedPin, 'pinner' | 'board'>): [bigint, MappingTable][] {
-  return [
-    [pin.pinner, 'user_followed_by_users'],
-    [pin.board, 'board_followed_by_users'],
-  ];
+/** The audiences of an item: [source, the list of its followers], in the feed's order of sources. */
+function audiences(feed: Feed, item: Pick<FeedItem, 'sources'>): [bigint, MappingTable][] {
+  return feed.sources.map((s) => {
+    const id = item.sources[s.ref];
+    if (id === undefined) throw new Error(`a ${feed.item} of the feed ${feed.field} without its ${s.ref}`);
+    return [id, s.followers];
+  });
 }
 
-/** What the viewer follows, for deciding what a feed may show. */
-export interface Follows {
-  readonly users: ReadonlySet<bigint>;
-  readonly boards: ReadonlySet<bigint>;
-}
+/** What the viewer follows, by source reference (each of the feed's `ref` → the IDs followed), for deciding what a feed may show. */
+export type Follows = ReadonlyMap<string, ReadonlySet<bigint>>;
 
 /**
- * Whether a pin may show in a viewer's feed now: it is active, its pinner and its board are
- * active, and the viewer follows its pinner or its board. `objects` holds the pin's pinner and
- * board as loaded (null: missing or deleted).
+ * Whether an item may show in a viewer's feed now: it is active, every source it names is active,
+ * and the viewer follows one of them. `objects` holds the item's sources as loaded (null: missing
+ * or deleted).
  */
-export function visibleIn(follows: Follows, pin: StoredObject | null | undefined, objects: (id: bigint) => StoredObject | null | undefined): boolean {
-  if (!pin || pin.type !== 'pin' || !isActive(pin)) return false;
-  const { pinner, board } = pin.refs;
-  if (pinner === undefined || board === undefined) return false;
-  if (!follows.users.has(pinner) && !follows.boards.has(board)) return false;
-  const p = objects(pinner);
-  const b = objects(board);
-  return !!p && isActive(p) && !!b && isActive(b);
+export function visibleIn(
+  feed: Feed,
+  follows: Follows,
+  item: StoredObject | null | undefined,
+  objects: (id: bigint) => StoredObject | null | undefined,
+): boolean {
+  if (!item || item.type !== feed.item || !isActive(item)) return false;
+  const ids = sourcesOf(feed, item.refs as Readonly<Record<string, bigint | undefined>>);
+  if (!ids) return false;
+  if (!feed.sources.some((s) => follows.get(s.ref)?.has(ids[s.ref]!))) return false;
+  return feed.sources.every((s) => {
+    const o = objects(ids[s.ref]!);
+    return !!o && isActive(o);
+  });
 }
 
 export interface FanoutReport {
   readonly followers: number;
-  /** Feeds the pin was added to; feeds that held it already (a re-run); feeds that do not exist (left absent). */
+  /** Feeds the item was added to; feeds that held it already (a re-run); feeds that do not exist (left absent). */
   readonly added: number;
   readonly present: number;
   readonly missing: number;
-  /** Feeds whose stored window ends above the pin (it is read from MySQL there). */
+  /** Feeds whose stored window ends above the item (it is read from MySQL there). */
   readonly belowHorizon: number;
   /** Sources skipped for having too many followers (merged at read time). */
   readonly bigSources: number;
-  /** The pin was deleted before its fan-out: nothing done. */
+  /** The item was deleted before its fan-out: nothing done. */
   readonly gone: boolean;
 }
 
@@ -90,32 +97,43 @@ export interface FanoutTuning {
   readonly beforePage?: () => Promise<void>;
 }
 
+export interface FeedWritesOptions {
+  /** The feed the served product declares, resolved against the model. */
+  readonly feed: Feed;
+  readonly storage: Storage;
+  readonly feeds: RedisFeeds;
+  readonly options: FeedOptions;
+  readonly tuning?: FanoutTuning;
+}
+
 export class FeedWrites {
+  readonly feed: Feed;
   readonly #storage: Storage;
   readonly #feeds: RedisFeeds;
   readonly #opts: FeedOptions;
   readonly #pageSize: number;
   readonly #beforePage: (() => Promise<void>) | undefined;
 
-  constructor(storage: Storage, feeds: RedisFeeds, opts: FeedOptions, tuning: FanoutTuning = {}) {
-    this.#storage = storage;
-    this.#feeds = feeds;
-    this.#opts = opts;
-    this.#pageSize = tuning.pageSize ?? FANOUT_PAGE;
-    this.#beforePage = tuning.beforePage;
+  constructor(opts: FeedWritesOptions) {
+    this.feed = opts.feed;
+    this.#storage = opts.storage;
+    this.#feeds = opts.feeds;
+    this.#opts = opts.options;
+    this.#pageSize = opts.tuning?.pageSize ?? FANOUT_PAGE;
+    this.#beforePage = opts.tuning?.beforePage;
   }
 
   /**
-   * Adds a new pin to the stored feed of every follower of its pinner and of its board that has
-   * one (the append rule). Pages through each follower list; `checkpoint` runs between pages (a
-   * stopping worker throws there and the job runs again later: every add is idempotent).
+   * Adds a new item to the stored feed of every follower of each of its sources that has one (the
+   * append rule). Pages through each follower list; `checkpoint` runs between pages (a stopping
+   * worker throws there and the job runs again later: every add is idempotent).
    */
-  async fanOut(pin: FeedPin, checkpoint: () => void = () => undefined, ctx: OpContext = {}): Promise<FanoutReport> {
+  async fanOut(item: FeedItem, checkpoint: () => void = () => undefined, ctx: OpContext = {}): Promise<FanoutReport> {
     const report = { followers: 0, added: 0, present: 0, missing: 0, belowHorizon: 0, bigSources: 0, gone: false };
-    const current = await this.#storage.objects.get(pin.id, ctx);
+    const current = await this.#storage.objects.get(item.id, ctx);
     if (!current || !isActive(current)) return { ...report, gone: true };
-    const entry: FeedEntry = { id: pin.id, time: pin.time };
-    await this.#eachAudience(pin, checkpoint, ctx, async (viewers) => {
+    const entry: FeedEntry = { id: item.id, time: item.time };
+    await this.#eachAudience(item, checkpoint, ctx, async (viewers) => {
       const out = await this.#feeds.append(viewers, entry);
       report.followers += viewers.length;
       report.added += out.added;
@@ -126,34 +144,34 @@ export class FeedWrites {
     return report;
   }
 
-  /** Removes a deleted pin from the stored feeds of its audience. Returns how many held it. */
-  async retract(pin: Pick<FeedPin, 'id' | 'pinner' | 'board'>, checkpoint: () => void = () => undefined, ctx: OpContext = {}): Promise<{ followers: number; removed: number }> {
+  /** Removes a deleted item from the stored feeds of its audience. Returns how many held it. */
+  async retract(item: Pick<FeedItem, 'id' | 'sources'>, checkpoint: () => void = () => undefined, ctx: OpContext = {}): Promise<{ followers: number; removed: number }> {
     let followers = 0;
     let removed = 0;
-    // Big sources included: a feed may hold the pin from when its source was small.
-    await this.#eachAudience(pin, checkpoint, ctx, async (viewers) => {
+    // Big sources included: a feed may hold the item from when its source was small.
+    await this.#eachAudience(item, checkpoint, ctx, async (viewers) => {
       followers += viewers.length;
-      removed += await this.#feeds.removeFromMany(viewers, pin.id);
+      removed += await this.#feeds.removeFromMany(viewers, item.id);
     });
     return { followers, removed };
   }
 
   /**
-   * Removes from one viewer's stored feed the pins it must no longer show (deleted, of a deleted
-   * pinner or board, of a source no longer followed): `pins` (what a reader found), or every pin
-   * it holds. Each is checked again here against the current state first.
+   * Removes from one viewer's stored feed the items it must no longer show (deleted, of a deleted
+   * source, of a source no longer followed): `items` (what a reader found), or every item it
+   * holds. Each is checked again here against the current state first.
    */
-  async clean(viewer: bigint, pins: readonly bigint[] | 'all', ctx: OpContext = {}): Promise<{ checked: number; removed: number }> {
-    const candidates = pins === 'all' ? await this.#storedPins(viewer) : pins;
+  async clean(viewer: bigint, items: readonly bigint[] | 'all', ctx: OpContext = {}): Promise<{ checked: number; removed: number }> {
+    const candidates = items === 'all' ? await this.#storedItems(viewer) : items;
     if (candidates.length === 0) return { checked: 0, removed: 0 };
     const [follows, objects] = await Promise.all([this.follows(viewer, ctx), this.#storage.objects.getMany(candidates, ctx)]);
     const refs = new Set<bigint>();
     for (const o of objects.values()) {
-      if (o.refs.pinner !== undefined) refs.add(o.refs.pinner);
-      if (o.refs.board !== undefined) refs.add(o.refs.board);
+      const named = o.refs as Readonly<Record<string, bigint | undefined>>;
+      for (const s of this.feed.sources) if (named[s.ref] !== undefined) refs.add(named[s.ref]!);
     }
-    const parents = await this.#storage.objects.getMany([...refs], ctx);
-    const gone = candidates.filter((id) => !visibleIn(follows, objects.get(id), (r) => parents.get(r)));
+    const sources = await this.#storage.objects.getMany([...refs], ctx);
+    const gone = candidates.filter((id) => !visibleIn(this.feed, follows, objects.get(id), (r) => sources.get(r)));
     return { checked: candidates.length, removed: await this.#feeds.remove(viewer, gone) };
   }
 
@@ -162,13 +180,13 @@ export class FeedWrites {
     return this.#feeds.count(work);
   }
 
-  /** Every pinner and board the viewer follows: all of them, page by page. */
+  /** Every source the viewer follows, by reference: all of them, page by page. */
   async follows(viewer: bigint, ctx: OpContext = {}): Promise<Follows> {
-    const [users, boards] = await Promise.all([this.#all('user_follows_users', viewer, ctx), this.#all('user_follows_boards', viewer, ctx)]);
-    return { users: new Set(users), boards: new Set(boards) };
+    const lists = await Promise.all(this.feed.sources.map((s) => this.#all(s.follows, viewer, ctx)));
+    return new Map(this.feed.sources.map((s, i) => [s.ref, new Set(lists[i])]));
   }
 
-  async #storedPins(viewer: bigint): Promise<bigint[]> {
+  async #storedItems(viewer: bigint): Promise<bigint[]> {
     const read = await this.#feeds.read(viewer, undefined, this.#feeds.cap);
     return read.state === 'stored' ? read.entries.map((e) => e.id) : [];
   }
@@ -185,17 +203,17 @@ export class FeedWrites {
   }
 
   /**
-   * Calls `each` with every page of followers of the pin's pinner and of its board, skipping (and
-   * reporting to `big`) a source over the fan-out threshold. A follower of both is in two pages.
+   * Calls `each` with every page of followers of each of the item's sources, skipping (and
+   * reporting to `big`) a source over the fan-out threshold. A follower of two is in two pages.
    */
   async #eachAudience(
-    pin: Pick<FeedPin, 'pinner' | 'board'>,
+    item: Pick<FeedItem, 'sources'>,
     checkpoint: () => void,
     ctx: OpContext,
     each: (viewers: bigint[]) => Promise<void>,
     big?: () => void,
   ): Promise<void> {
-    const sources = audiences(pin);
+    const sources = audiences(this.feed, item);
     const counts = big ? await this.#storage.mappings.counts(sources.map(([id, kind]) => ({ id, kind })), ctx) : undefined;
     for (const [source, table] of sources) {
       if (counts && (counts.get(`${source}:${table}`) ?? 0) > this.#opts.fanoutMaxFollowers) {

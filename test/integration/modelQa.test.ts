@@ -121,14 +121,18 @@ describe('examples/qa served by the same gateway, worker and CLI', () => {
   const questions: { id: string; author: Member }[] = [];
   const answers: { id: string; question: string; author: Member }[] = [];
 
-  test('the Pinterest product does not attach to this model, and says why at start', () => {
+  test('the Pinterest product does not attach to this model, and says why at start; no feed is built', () => {
     const line = gateway.stdout().split('\n').find((l) => l.includes('"event":"products"'));
     assert.ok(line, gateway.stdout().slice(0, 2000));
     const logged = JSON.parse(line!);
     assert.deepEqual(logged.attached, []);
     assert.equal(logged.notAttached[0].product, 'pinterest');
     assert.ok(logged.notAttached[0].missing.includes('type board') && logged.notAttached[0].missing.includes('field Query.homeFeed'), line);
-    assert.ok(worker.logs.some((l) => l.event === 'worker_started'), JSON.stringify(worker.logs));
+    // No attached product declares a home feed: the gateway and the worker build none.
+    assert.equal(logged.feed, null, line);
+    const started = worker.logs.find((l) => l.event === 'worker_started');
+    assert.ok(started, JSON.stringify(worker.logs));
+    assert.equal(started.feed, null, JSON.stringify(started));
   });
 
   test('sign-up answers a token; a handle is unique regardless of case (HANDLE_TAKEN); user(handle) finds it', async () => {

@@ -9,6 +9,7 @@ import { ShardqlError } from '../../core/errors.ts';
 import { listingOfRef } from '../../core/listings.ts';
 import type { ObjectType } from '../../core/objectTypes.ts';
 import { eventOf, type ActivityKind, type Happening } from '../../core/events.ts';
+import { sourcesOf } from '../../core/feedSpec.ts';
 import { formatId, shardOf } from '../../core/ids.ts';
 import type { Storage } from '../../storage/index.ts';
 import { notificationsCacheKey } from '../../storage/eventStore.ts';
@@ -19,6 +20,7 @@ import type { BackgroundJobs, JobName, JobPayloads } from '../../services/backgr
 import { listingStep } from '../../services/cascade.ts';
 import { appendEventStep, type LocalWrite } from '../../services/writeExecutor.ts';
 import type { RelationHooks, WriteHooks } from '../../services/writeHooks.ts';
+import { pinterestFeed } from './feed.ts';
 
 export interface ProductHookDeps {
   readonly storage: Storage;
@@ -53,9 +55,9 @@ export function happeningEvents(w: LocalWrite, h: Happening, owner: bigint | und
  * repair pass — an acknowledged pin never misses the stored feeds. (None without a queue.)
  */
 export function fanOutSteps(jobs: BackgroundJobs | undefined, pin: StoredObject): IntentStep[] {
-  const { pinner, board } = pin.refs;
-  if (!jobs || pinner === undefined || board === undefined) return [];
-  return [{ kind: 'enqueue', job: 'feed.fanout', data: jobs.encode('feed.fanout', { pin: pin.id, pinner, board, time: pin.createdAt }) }];
+  const sources = sourcesOf(pinterestFeed, pin.refs);
+  if (!jobs || !sources) return [];
+  return [{ kind: 'enqueue', job: 'feed.fanout', data: jobs.encode('feed.fanout', { item: pin.id, sources, time: pin.createdAt }) }];
 }
 
 /** The board, active and the viewer's: a pin goes only on one's own board. */
@@ -135,8 +137,8 @@ export function productHooks(deps: ProductHookDeps): WriteHooks {
     delete: {
       pin: {
         deleted: async (pin) => {
-          const { pinner, board } = pin.refs;
-          if (pinner !== undefined && board !== undefined) await enqueue('feed.retract', { pin: pin.id, pinner, board });
+          const sources = sourcesOf(pinterestFeed, pin.refs);
+          if (sources) await enqueue('feed.retract', { item: pin.id, sources });
         },
       },
       comment: {

@@ -4,17 +4,19 @@
  */
 import type { Product } from '../product.ts';
 import { pinterestImport } from './importSource.ts';
+import { pinterestFeed } from './feed.ts';
 import { pinterestResolvers } from './resolvers.ts';
 import { ProductWrites } from './writes.ts';
 
 export const pinterest: Product = {
   name: 'pinterest',
   needs: {
-    // Named by its hooks, writes and feeds (hooks.ts, writes.ts, services/feeds.ts).
+    // Named by its hooks and writes (hooks.ts, writes.ts); its feed's names are checked with the feed.
     types: ['user', 'board', 'pin', 'comment'],
     relations: ['user_likes_pins', 'user_follows_users', 'user_follows_boards', 'user_has_boards', 'board_has_pins', 'pin_repinned_as_pins'],
   },
   resolvers: pinterestResolvers,
   writes: (deps) => new ProductWrites(deps),
   importSource: pinterestImport,
+  feed: pinterestFeed,
 };

@@ -38,7 +38,8 @@ function writes(ctx: GatewayContext): ProductWrites {
 export const pinterestResolvers = {
   Query: {
     homeFeed: async (_: unknown, args: Args, ctx: GatewayContext) => {
-      const page = await ctx.homeFeeds.page(ctx.loaders, ctx.op, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
+      if (!ctx.feed) throw new Error('the Pinterest product is attached but the gateway built no home feed');
+      const page = await ctx.feed.page(ctx.loaders, ctx.op, viewerRequired(ctx), checkPageSize(args.first as number | null), str(args.after));
       return { edges: page.edges, pageInfo: pageInfoOf(page) };
     },
   },

@@ -1,18 +1,21 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSchema, getOperationAST, parse, validate, specifiedRules } from 'graphql';
-import { checkCost, DEFAULT_COST_BUDGET, estimateCost, FEED_COST_SOURCES, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
+import { checkCost, DEFAULT_COST_BUDGET, estimateCost, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
 import { aliasLimit, depthLimit, directiveLimit } from '../../../src/graphql/limits.ts';
 import { loadTypeDefs } from '../../../src/graphql/schema.ts';
-import { FEED_MAX_SOURCES } from '../../../src/loaders/feed.ts';
+import { FEED_COST_SOURCES, FEED_MAX_SOURCES, feedCost } from '../../../src/loaders/feed.ts';
+import { servedFeed } from '../../../src/product/served.ts';
 import { isShardqlError, type ShardqlError } from '../../../src/core/errors.ts';
 
 const schema = buildSchema(loadTypeDefs());
+/** The served product's feed, as the gateway passes it (a read of Query.homeFeed is charged as one). */
+const feed = feedCost(servedFeed()!);
 
 function cost(query: string, variables: Record<string, unknown> = {}, hosts = 2) {
   const document = parse(query);
   const operation = getOperationAST(document)!;
-  return estimateCost({ schema, document, operation, variables, hosts });
+  return estimateCost({ schema, document, operation, variables, hosts, feed });
 }
 
 const pick = (c: { rows: number; levels: number }): { rows: number; levels: number } => ({ rows: c.rows, levels: c.levels });
@@ -63,6 +66,14 @@ describe('Cost: estimated from the physical plan', () => {
     const c = cost('{ homeFeed(first: 10) { edges { node { id } } } }');
     assert.equal(c.rows, 2 * (FEED_MAX_SOURCES + 1) + 2 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * 11 + 3 * 10);
     assert.equal(c.levels, 5);
+  });
+
+  test("the feed's charge follows the declared feed: one kind of source is one follow list and one source per item; no declared feed, a plain connection", () => {
+    const document = parse('{ homeFeed(first: 10) { edges { node { id } } } }');
+    const at = (f: typeof feed | undefined) => estimateCost({ schema, document, operation: getOperationAST(document)!, variables: {}, hosts: 2, feed: f });
+    assert.equal(at({ ...feed, sources: 1 }).rows, 1 * (FEED_MAX_SOURCES + 1) + 1 * FEED_MAX_SOURCES + (FEED_COST_SOURCES + 1) * 11 + 2 * 10);
+    assert.deepEqual(pick(at(undefined)), { rows: 11 + 10, levels: 2 });
+    assert.deepEqual(pick(at({ ...feed, field: 'otherFeed' })), { rows: 11 + 10, levels: 2 });
   });
 
   test('latestActivity: perKind events of each kind asked, reading on past hidden ones, then each event\'s objects; a column is a plain list', () => {

@@ -6,8 +6,9 @@ import { servedModel } from '../../../src/core/model/served.ts';
 import { takenCode } from '../../../src/core/errors.ts';
 import { loadTypeDefs } from '../../../src/graphql/schema.ts';
 import { derivedQueryResolvers, queryFields } from '../../../src/graphql/queryResolvers.ts';
-import { attach, missingNeeds, type Product } from '../../../src/product/product.ts';
+import { attach, attachedFeed, missingNeeds, type Product } from '../../../src/product/product.ts';
 import { pinterest } from '../../../src/product/pinterest/index.ts';
+import { PRODUCTS } from '../../../src/product/served.ts';
 
 const qa = parseModel(readModelFiles('examples/qa'));
 const qaSdl = loadTypeDefs('examples/qa');
@@ -26,6 +27,41 @@ describe('Products: attached by the names they need', () => {
     // The QA model has users, follows of users and a createUser mutation: those are not missing.
     for (const m of ['type user', 'relation user_follows_users', 'field Mutation.createUser']) assert.ok(!missing.includes(m), m);
     assert.deepEqual(attach([pinterest], qa, qaSdl), { attached: [], refused: [{ product: 'pinterest', missing }] });
+  });
+
+  test('a product whose feed names a relation the model lacks is refused, and says which', () => {
+    const feed = { ...pinterest.feed!, sources: [pinterest.feed!.sources[0]!, { ref: 'board', follows: 'user_follows_walls' }] };
+    const walls: Product = { ...pinterest, feed };
+    assert.deepEqual(missingNeeds(walls, servedModel(), loadTypeDefs()), ['relation user_follows_walls']);
+    assert.deepEqual(attach([walls], servedModel(), loadTypeDefs()), { attached: [], refused: [{ product: 'pinterest', missing: ['relation user_follows_walls'] }] });
+  });
+
+  test('a product whose feed is read by a Query field the SDL lacks is refused', () => {
+    const elsewhere: Product = { ...pinterest, feed: { ...pinterest.feed!, field: 'pinFeed' } };
+    assert.deepEqual(missingNeeds(elsewhere, servedModel(), loadTypeDefs()), ['field Query.pinFeed']);
+  });
+
+  test("schema/ serves Pinterest's feed, resolved against the model", () => {
+    const feed = attachedFeed(attach(PRODUCTS, servedModel(), loadTypeDefs()), servedModel());
+    assert.deepEqual(
+      feed?.sources.map((s) => [s.ref, s.follows, s.followers, s.items]),
+      [
+        ['pinner', 'user_follows_users', 'user_followed_by_users', 'user_has_pins'],
+        ['board', 'user_follows_boards', 'board_followed_by_users', 'board_has_pins'],
+      ],
+    );
+  });
+
+  test('examples/qa: no attached product declares a feed, so the gateway and the workers build none', () => {
+    const attachment = attach(PRODUCTS, qa, qaSdl);
+    assert.deepEqual(attachment.attached, []);
+    assert.equal(attachedFeed(attachment, qa), undefined);
+  });
+
+  test('two attached products that both declare a feed are refused', () => {
+    const { writes: _writes, ...feedOnly } = pinterest;
+    const other: Product = { ...feedOnly, name: 'other' };
+    assert.throws(() => attach([pinterest, other], servedModel(), loadTypeDefs()), /products pinterest, other each declare a home feed; expected at most one/);
   });
 
   test('two attached products that both bring writes are refused', () => {
