@@ -2,6 +2,7 @@
  * The products this build knows, and those attached to the model this process serves
  * (core/model/served.ts): its resolvers and its writes come from here.
  */
+import type { EventSpec } from '../core/events.ts';
 import { servedModel } from '../core/model/served.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
@@ -29,4 +30,9 @@ export function servedResolvers(): ResolverMap {
 export function servedWrites(deps: WritesDeps): DeclaredWrites {
   const owner = servedProducts().attached.find((p) => p.writes);
   return owner?.writes ? owner.writes(deps) : new DeclaredWrites(deps);
+}
+
+/** The attached product's activity and notifications, if one declares them (the event store, its resolvers and its cost). */
+export function servedEvents(): EventSpec | undefined {
+  return servedProducts().attached.find((p) => p.events)?.events;
 }

@@ -3,6 +3,7 @@
  * optional email, the viewer's own account, repins, and its hooks on the declared mutations.
  */
 import type { Product } from '../product.ts';
+import { PINTEREST_EVENTS } from './events.ts';
 import { pinterestResolvers } from './resolvers.ts';
 import { ProductWrites } from './writes.ts';
 
@@ -14,5 +15,6 @@ export const pinterest: Product = {
     relations: ['user_likes_pins', 'user_follows_users', 'user_follows_boards', 'user_has_boards', 'board_has_pins', 'pin_repinned_as_pins'],
   },
   resolvers: pinterestResolvers,
+  events: PINTEREST_EVENTS,
   writes: (deps) => new ProductWrites(deps),
 };
