@@ -1,4 +1,4 @@
-import { parseDuration, parseRetentionSettings, type RetentionSetting } from './core/events.ts';
+import { eventSettings as storeEventSettings, parseDuration, parseRetentionSettings, type EventSettings, type EventSpec, type RetentionSetting } from './core/events.ts';
 import type { StackInfo } from './stack/localStack.ts';
 import type { IdentityProviderOptions } from './auth/identityProvider.ts';
 import { compileTrustedProxies } from './http/clientAddress.ts';
@@ -242,6 +242,18 @@ function eventSettings(env: Env): Pick<GatewayConfig, 'events'> {
     };
   } catch (err) {
     throw new ConfigError(`SHARDQL_EVENT_RETENTION / SHARDQL_NOTIFICATION_WINDOW: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The event store's settings for the served product's kinds: SHARDQL_EVENT_RETENTION's kinds are
+ * the spec's, so they are checked here, at start, once the spec is known (ConfigError otherwise).
+ */
+export function servedEventSettings(config: Pick<GatewayConfig, 'events'>, spec: EventSpec): EventSettings {
+  try {
+    return storeEventSettings(spec, config.events);
+  } catch (err) {
+    throw new ConfigError(`SHARDQL_EVENT_RETENTION: ${(err as Error).message}`);
   }
 }
 

@@ -11,9 +11,8 @@ import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import { refusalReason } from './auth/refusals.ts';
-import type { GatewayConfig } from './config.ts';
+import { servedEventSettings, type GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
-import { eventSettings } from './core/events.ts';
 import { isShardqlError } from './core/errors.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -135,7 +134,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const caching = opts.caching ?? true;
   // Activity and notifications only when an attached product declares them (its kinds, the configured retention).
   const eventSpec = servedEvents();
-  const events = eventSpec ? eventSettings(eventSpec, config.events) : undefined;
+  const events = eventSpec ? servedEventSettings(config, eventSpec) : undefined;
   const storage = createStorage({
     topology,
     credentials: config.mysql,

@@ -7,8 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
-import { eventSettings } from './core/events.ts';
-import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
+import { importPassword, servedEventSettings, type GatewayConfig, type WorkerConfig } from './config.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -62,7 +61,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   const storage = createStorage({
     topology: current,
     credentials: config.mysql,
-    events: eventSpec ? eventSettings(eventSpec, config.events) : undefined,
+    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),

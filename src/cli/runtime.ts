@@ -5,8 +5,7 @@
 import { createInterface } from 'node:readline/promises';
 import { Etcd3 } from 'etcd3';
 import type { HostSpec, Topology } from '../core/topology.ts';
-import { eventSettings } from '../core/events.ts';
-import { ConfigError, loadConfig, type GatewayConfig } from '../config.ts';
+import { ConfigError, loadConfig, servedEventSettings, type GatewayConfig } from '../config.ts';
 import { servedEvents } from '../product/served.ts';
 import { readStackInfo, type StackInfo } from '../stack/localStack.ts';
 import { createStorage, type Storage } from '../storage/index.ts';
@@ -90,7 +89,7 @@ export async function withStorage<T>(
   const storage = createStorage({
     topology: () => topology,
     credentials,
-    events: eventSpec ? eventSettings(eventSpec, config.events) : undefined,
+    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
     ...(poolSize !== undefined ? { poolSize } : {}),
     ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });
