@@ -41,7 +41,7 @@ import memjs from 'memjs';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { benchAdmin, SLOT_SPAN, slotFor, slotTopology, stackHosts, type DatasetInfo, type Slot } from '../src/bulk/dataset.ts';
 import type { GatewayConfig } from '../src/config.ts';
-import { parseEventRetention } from '../src/core/events.ts';
+import { parseRetentionSettings } from '../src/core/events.ts';
 import { decodeId } from '../src/core/ids.ts';
 import { importKey, importNamespace } from '../src/core/importSchema.ts';
 import { servedImportSpec } from '../src/product/served.ts';
@@ -355,7 +355,7 @@ async function scenarioCheck(opts: { source: StackInfo; target: StackInfo; info:
     redis: stack.redis,
     memcached: { servers: `${stack.memcached.host}:${stack.memcached.port}` },
     jwtSecret: secret,
-    events: { retention: parseEventRetention('notifications=1000/3650d') },
+    events: { retention: parseRetentionSettings('notifications=1000/3650d') },
   });
   // The main slot's map, as `npm run bench` publishes it (only if it is missing: never over the lead's).
   const etcd = new Etcd3({ hosts: [...opts.source.etcd.endpoints] });

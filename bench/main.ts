@@ -49,7 +49,8 @@ import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profi
 import { benchmarkMarkdown, LATEST_PAGE } from './markdown.ts';
 import { firstDifference, formatFanout, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, NOTIFICATIONS_WALK, type Scenario, type ScenarioRequest } from './scenarios.ts';
-import { parseEventRetention } from '../src/core/events.ts';
+import { eventSettings, parseRetentionSettings } from '../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../src/product/pinterest/events.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
 import { runFanout, type FanoutResult } from './fanout.ts';
 import { flatSystem, floorSystem, gatewaySystem, recordFloor, tokenCache, type System, type SystemKey } from './systems.ts';
@@ -199,7 +200,7 @@ async function main(): Promise<void> {
       jwtSecret: `shardql-bench-secret-${stack.info.mysql.password}`.padEnd(32, '.'),
       // The data set's times are fixed (2023–2024): with the default 90 days every notification would
       // have expired, so they are kept 10 years here (versions as the default, 1,000 per kind).
-      events: { retention: parseEventRetention(BENCH_EVENT_RETENTION) },
+      events: { retention: parseRetentionSettings(BENCH_EVENT_RETENTION) },
     };
     const token = tokenCache(config.jwtSecret);
     const headersOf = async (r: ScenarioRequest, extra: Record<string, string> = {}): Promise<Record<string, string>> => ({
@@ -258,16 +259,18 @@ async function main(): Promise<void> {
     if (scenarios.length === 0 && !fanoutWanted) throw new Error(`--scenarios matched nothing`);
 
     const schema = baselineSchema();
+    // The baselines group notifications as the gateway's store does: Pinterest's kinds, the bench's retention.
+    const benchEvents = eventSettings(PINTEREST_EVENTS, config.events);
     if (wantSystems.has('n+1')) systems.push(await gatewaySystem('n+1', config, log, gatewayOpts));
     if (wantSystems.has('floor') || wantSystems.has('floor-jit')) {
       const t = Date.now();
       const recordSet = scenarios.flatMap((s) => (s.mutation ? s.prerecord ?? [] : s.samples));
-      const data = await recordFloor(schema, stack.info, topology, recordSet, config.events);
+      const data = await recordFloor(schema, stack.info, topology, recordSet, benchEvents);
       log(`floor: recorded ${recordSet.length} requests into memory in ${Date.now() - t} ms (${Object.entries(data.stats()).map(([k, v]) => `${k} ${v}`).join(', ')})`);
-      if (wantSystems.has('floor')) systems.push(await floorSystem(schema, data, config.jwtSecret, config.events, 'js'));
-      if (wantSystems.has('floor-jit')) systems.push(await floorSystem(schema, data, config.jwtSecret, config.events, 'jit'));
+      if (wantSystems.has('floor')) systems.push(await floorSystem(schema, data, config.jwtSecret, benchEvents, 'js'));
+      if (wantSystems.has('floor-jit')) systems.push(await floorSystem(schema, data, config.jwtSecret, benchEvents, 'jit'));
     }
-    if (wantSystems.has('flat')) systems.push(await flatSystem(schema, stack.info, slot.flatDatabase, config.jwtSecret, config.events));
+    if (wantSystems.has('flat')) systems.push(await flatSystem(schema, stack.info, slot.flatDatabase, config.jwtSecret, benchEvents));
 
     driver = new Driver();
     probe = new CacheProbe(stack.info);

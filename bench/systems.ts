@@ -18,6 +18,8 @@ import type { Topology } from '../src/core/topology.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../src/server.ts';
 import type { StackInfo } from '../src/stack/localStack.ts';
 import { createStorage } from '../src/storage/index.ts';
+import { defaultEventRetention } from '../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../src/product/pinterest/events.ts';
 import { FlatDb, FlatSource } from './baselines/flat.ts';
 import { serveGraphql, type BaselineServer } from './baselines/http.ts';
 import { MemoryData, MemorySource, RecordingSource, type EventSettings } from './baselines/memory.ts';
@@ -116,7 +118,11 @@ const RECORDING_CONCURRENCY = 8;
  */
 export async function recordFloor(schema: GraphQLSchema, stack: StackInfo, topology: Topology, requests: readonly ScenarioRequest[], events: EventSettings = {}): Promise<MemoryData> {
   const data = new MemoryData();
-  const storage = createStorage({ topology: () => topology, credentials: stack.mysql, events });
+  const storage = createStorage({
+    topology: () => topology,
+    credentials: stack.mysql,
+    events: { spec: PINTEREST_EVENTS, retention: events.retention ?? defaultEventRetention(PINTEREST_EVENTS), ...(events.windowMs !== undefined ? { windowMs: events.windowMs } : {}) },
+  });
   const documents = new Map<string, ReturnType<typeof parse>>();
   let next = 0;
   const recorder = async (): Promise<void> => {

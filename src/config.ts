@@ -1,4 +1,4 @@
-import { parseDuration, parseEventRetention, type EventRetention } from './core/events.ts';
+import { eventSettings as storeEventSettings, parseDuration, parseRetentionSettings, type EventSettings, type EventSpec, type RetentionSetting } from './core/events.ts';
 import type { StackInfo } from './stack/localStack.ts';
 import type { IdentityProviderOptions } from './auth/identityProvider.ts';
 import { compileTrustedProxies } from './http/clientAddress.ts';
@@ -120,9 +120,10 @@ export interface GatewayConfig {
   /**
    * Event sequences: what each kind keeps (SHARDQL_EVENT_RETENTION, e.g. `notifications=200/30d,liked_pin=50/7d`;
    * default 1,000 events per kind, 90 days for notifications, a year for activity) and the window
-   * notifications are grouped in (SHARDQL_NOTIFICATION_WINDOW, default 1d).
+   * notifications are grouped in (SHARDQL_NOTIFICATION_WINDOW, default 1d). The kinds are the served
+   * product's: these apply when one declares events (core/events.ts `eventSettings`).
    */
-  readonly events?: { readonly retention?: EventRetention; readonly windowMs?: number };
+  readonly events?: { readonly retention?: readonly RetentionSetting[]; readonly windowMs?: number };
   /**
    * Base of the job queues' Redis keys; each queue's keys share a hash tag built from it
    * (`{shardql:jobs:feed}:…`), so they work on a Redis Cluster. Default `shardql:jobs`.
@@ -235,12 +236,24 @@ function eventSettings(env: Env): Pick<GatewayConfig, 'events'> {
   try {
     return {
       events: {
-        ...(retention ? { retention: parseEventRetention(retention) } : {}),
+        ...(retention ? { retention: parseRetentionSettings(retention) } : {}),
         ...(window ? { windowMs: parseDuration(window, 'SHARDQL_NOTIFICATION_WINDOW') } : {}),
       },
     };
   } catch (err) {
     throw new ConfigError(`SHARDQL_EVENT_RETENTION / SHARDQL_NOTIFICATION_WINDOW: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The event store's settings for the served product's kinds: SHARDQL_EVENT_RETENTION's kinds are
+ * the spec's, so they are checked here, at start, once the spec is known (ConfigError otherwise).
+ */
+export function servedEventSettings(config: Pick<GatewayConfig, 'events'>, spec: EventSpec): EventSettings {
+  try {
+    return storeEventSettings(spec, config.events);
+  } catch (err) {
+    throw new ConfigError(`SHARDQL_EVENT_RETENTION: ${(err as Error).message}`);
   }
 }
 

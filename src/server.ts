@@ -11,16 +11,15 @@ import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { mintToken, viewerAuthenticator } from './auth/tokens.ts';
 import { refusalReason } from './auth/refusals.ts';
-import type { GatewayConfig } from './config.ts';
+import { servedEventSettings, type GatewayConfig } from './config.ts';
 import type { Topology } from './core/topology.ts';
-import { DEFAULT_EVENT_RETENTION } from './core/events.ts';
 import { isShardqlError } from './core/errors.ts';
 import { RedisKeyValueCache } from './cache/redisKeyValueCache.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { createApolloServer } from './graphql/apollo.ts';
 import { unpatchedDependencies } from './graphql/apolloPatch.ts';
-import { DEFAULT_COST_BUDGET } from './graphql/cost.ts';
+import { DEFAULT_COST_BUDGET, eventCost } from './graphql/cost.ts';
 import { LocalRateLimits, RedisRateLimits } from './cache/rateLimits.ts';
 import { LayerBreaker } from './cache/breaker.ts';
 import type { GatewayContext } from './graphql/context.ts';
@@ -37,7 +36,7 @@ import { HomeFeeds } from './loaders/feed.ts';
 import { DEFAULT_FEED_OPTIONS, type FeedOptions } from './services/feeds.ts';
 import { createLog, type Log } from './log.ts';
 import { checkIdempotencyKey } from './core/validate.ts';
-import { servedFeed, servedProducts, servedResolvers, servedWrites } from './product/served.ts';
+import { servedEvents, servedFeed, servedProducts, servedResolvers, servedWrites } from './product/served.ts';
 import { startRepairScheduler } from './services/repairScheduler.ts';
 import { faultAt } from './services/testFaults.ts';
 import type { Tracing } from './telemetry/tracing.ts';
@@ -133,10 +132,13 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const redis = layers.redis;
   const metrics = new GatewayMetrics();
   const caching = opts.caching ?? true;
+  // Activity and notifications only when an attached product declares them (its kinds, the configured retention).
+  const eventSpec = servedEvents();
+  const events = eventSpec ? servedEventSettings(config, eventSpec) : undefined;
   const storage = createStorage({
     topology,
     credentials: config.mysql,
-    ...(config.events ? { events: config.events } : {}),
+    events,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     ...(caching
       ? {
@@ -195,7 +197,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     apqCache: new RedisKeyValueCache(redis),
     log,
     costBudget: { rows: config.maxCost ?? DEFAULT_COST_BUDGET.rows, roundTrips: config.maxRoundTrips ?? DEFAULT_COST_BUDGET.roundTrips },
-    eventsKeptPerKind: Math.max(...Object.values(config.events?.retention ?? DEFAULT_EVENT_RETENTION).map((r) => r.versions)),
+    eventCost: events ? eventCost(events.spec, Math.max(0, ...Object.values(events.retention).map((r) => r.versions))) : undefined,
     ...(config.introspection !== undefined ? { introspection: config.introspection } : {}),
     ...(config.schemaPrivacy !== undefined ? { schemaPrivacy: config.schemaPrivacy } : {}),
     batching: config.batchedRequests ?? false,

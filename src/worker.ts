@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCacheLayers } from './cache/cacheLayers.ts';
-import { importPassword, type GatewayConfig, type WorkerConfig } from './config.ts';
+import { importPassword, servedEventSettings, type GatewayConfig, type WorkerConfig } from './config.ts';
 import { jobsRedis } from './jobs/connection.ts';
 import { describeRedisTarget } from './redis/redisClient.ts';
 import { MIN_REDIS_VERSION } from './redis/redisVersion.ts';
@@ -19,6 +19,7 @@ import { DEFAULT_QUEUE_PREFIX } from './jobs/queues.ts';
 import { JOB_KINDS } from './jobs/registry.ts';
 import { scheduleSweeps } from './jobs/schedules.ts';
 import type { Log } from './log.ts';
+import { servedEvents } from './product/served.ts';
 import { importSources } from './storage/importSource.ts';
 import { createStorage } from './storage/index.ts';
 import { checkModShardCountAtStart } from './storage/modShardCountRecord.ts';
@@ -56,10 +57,12 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   if (!layers.redisReachable) log('redis_unavailable', { redis: describeRedisTarget(config.redis), error: layers.redisError }, 'error');
   if (layers.memcachedError !== undefined) log('memcached_unavailable', { memcached: config.memcached.servers, error: layers.memcachedError }, 'error');
   for (const server of layers.redisOutdated) log('redis_unsupported', { server, need: MIN_REDIS_VERSION, effect: 'the invalidation log fails: every write waits for the repair pass' }, 'error');
+  // Event sequences only when an attached product declares them: else none is swept.
+  const eventSpec = servedEvents();
   const storage = createStorage({
     topology: current,
     credentials: config.mysql,
-    ...(config.events ? { events: config.events } : {}),
+    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),
@@ -80,7 +83,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
     await scheduleSweeps(jobs, JOB_KINDS, {
       repairEveryMs: workerConfig.repairEveryMs,
       reconcileEveryMs: workerConfig.reconcileEveryMs,
-      eventSweepEveryMs: workerConfig.eventSweepEveryMs,
+      eventSweepEveryMs: eventSpec ? workerConfig.eventSweepEveryMs : 0,
     });
   }
   // The feed jobs' machinery only when an attached product declares a home feed.

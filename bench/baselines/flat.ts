@@ -15,7 +15,8 @@ import type { ObjectType } from '../../src/core/objectTypes.ts';
 import { typeOf } from '../../src/core/ids.ts';
 import { storedObject } from '../../src/storage/objectStore.ts';
 import type { Endpoint } from '../../src/core/topology.ts';
-import { DEFAULT_EVENT_RETENTION, DEFAULT_NOTIFICATION_WINDOW_MS, type EventRetention, type StoredKind } from '../../src/core/events.ts';
+import { DEFAULT_NOTIFICATION_WINDOW_MS, defaultEventRetention, type EventRetention, type KindRetention, type StoredKind } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
 import { decodeGroupCursor, encodeGroupCursor, type NotificationPage, type NotificationPageRequest } from '../../src/storage/eventStore.ts';
 import type { Page, PageRequest } from '../../src/storage/mappingStore.ts';
 import type { EventSettings } from './memory.ts';
@@ -102,7 +103,7 @@ export class FlatDb {
   readonly pool: Pool;
   readonly events: { readonly retention: EventRetention; readonly windowMs: number };
   constructor(endpoint: Endpoint, credentials: { user: string; password: string }, database: string, events: EventSettings = {}, poolSize = 10) {
-    this.events = { retention: events.retention ?? DEFAULT_EVENT_RETENTION, windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
+    this.events = { retention: events.retention ?? defaultEventRetention(PINTEREST_EVENTS), windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
     this.pool = createPool({
       host: endpoint.host,
       port: endpoint.port,
@@ -308,8 +309,13 @@ export class FlatSource implements Source {
       sql: `CASE k.kind ${req.kinds.map(() => 'WHEN ? THEN ?').join(' ')} END`,
       values: req.kinds.flatMap((k) => [k, f(k)]),
     });
-    const versions = perKind((k) => retention[k].versions);
-    const oldest = perKind((k) => now - retention[k].ttlMs);
+    const keep = (k: StoredKind): KindRetention => {
+      const r = retention[k];
+      if (!r) throw new Error(`no retention for event kind ${k}`);
+      return r;
+    };
+    const versions = perKind((k) => keep(k).versions);
+    const oldest = perKind((k) => now - keep(k).ttlMs);
     const where = [`k.nth <= ${versions.sql}`, `k.ts >= ${oldest.sql}`, 'k.ts < ?'];
     const whereValues: Value[] = [...versions.values, ...oldest.values, upper];
     if (req.since != null) (where.push('k.ts >= ?'), whereValues.push(req.since));

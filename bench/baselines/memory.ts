@@ -11,7 +11,8 @@
  * whether its relation stands (read from the shards as the store checks it), and is grouped per
  * request (./notifications.ts).
  */
-import { DEFAULT_EVENT_RETENTION, DEFAULT_NOTIFICATION_WINDOW_MS, STORED_KINDS, type EventRetention, type SequenceEvent } from '../../src/core/events.ts';
+import { DEFAULT_NOTIFICATION_WINDOW_MS, defaultEventRetention, storedKindSpec, type EventRetention, type SequenceEvent } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
 import { groupBy } from '../../src/core/groupBy.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 import { createLoaders, type Loaders } from '../../src/loaders/loaders.ts';
@@ -119,7 +120,7 @@ export class MemorySource implements Source {
   constructor(data: MemoryData, events: EventSettings = {}, now: () => number = Date.now) {
     this.#d = data;
     this.#now = now;
-    this.#events = { retention: events.retention ?? DEFAULT_EVENT_RETENTION, windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
+    this.#events = { retention: events.retention ?? defaultEventRetention(PINTEREST_EVENTS), windowMs: events.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS };
   }
   notifications(req: NotificationPageRequest): NotificationPage {
     const seq = this.#d.events.get(req.user) ?? new EventSequence([]);
@@ -219,21 +220,21 @@ export class RecordingSource implements Source {
 
 /**
  * Every stored event of a user and whether its relation stands: the edge of its kind
- * (`STORED_KINDS[kind].edge`) exists with the event's time as its sequence — the store's rule, read
+ * (Pinterest's spec's edge of the kind) exists with the event's time as its sequence — the store's rule, read
  * through the mapping store (one round trip per kind and host).
  */
 async function recordSequence(storage: Storage, user: bigint): Promise<FloorEvent[]> {
   const stored = await storage.events.stored(user);
   const standing = new Set<SequenceEvent>();
   for (const [kind, events] of groupBy(stored, (e) => e.kind)) {
-    const edge = STORED_KINDS[kind].edge;
+    const edge = storedKindSpec(PINTEREST_EVENTS, kind).edge;
     if (!edge) {
       for (const e of events) standing.add(e);
       continue;
     }
     const end = (e: SequenceEvent, side: 'user' | 'object' | 'actor' | 'detail'): bigint => (side === 'user' ? e.user : side === 'object' ? e.object : side === 'actor' ? e.actor : e.detail ?? 0n);
     const pairs = events.map((e) => ({ from: end(e, edge.from), to: end(e, edge.to) }));
-    const sequences = await storage.mappings.sequences(edge.table, pairs);
+    const sequences = await storage.mappings.sequences(edge.table as MappingTable, pairs);
     events.forEach((e, i) => {
       if (sequences.get(`${pairs[i]!.from}:${pairs[i]!.to}`) === e.ts) standing.add(e);
     });

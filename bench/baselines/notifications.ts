@@ -16,7 +16,7 @@
  * Instead of grouping everything and sorting (what the SQL does), the walk goes newest first from
  * the upper bound window by window and stops once the page is full: windows are the first sort key.
  */
-import type { EventRetention, StoredKind } from '../../src/core/events.ts';
+import type { EventRetention, KindRetention, StoredKind } from '../../src/core/events.ts';
 import { decodeGroupCursor, encodeGroupCursor, type NotificationGroup, type NotificationPage, type NotificationPageRequest } from '../../src/storage/eventStore.ts';
 
 export interface FloorEvent {
@@ -66,7 +66,12 @@ export class EventSequence {
     let upper = asOf + 1;
     if (req.until != null) upper = Math.min(upper, req.until);
     if (cursor) upper = Math.min(upper, (cursor.bucket + 1) * w);
-    const cut = new Map<StoredKind, { ts: number; versions: number }>(req.kinds.map((k) => [k, { ts: opts.now - opts.retention[k].ttlMs, versions: opts.retention[k].versions }]));
+    const keep = (k: StoredKind): KindRetention => {
+      const r = opts.retention[k];
+      if (!r) throw new Error(`no retention for event kind ${k}`);
+      return r;
+    };
+    const cut = new Map<StoredKind, { ts: number; versions: number }>(req.kinds.map((k) => [k, { ts: opts.now - keep(k).ttlMs, versions: keep(k).versions }]));
 
     interface Acc {
       kind: StoredKind;

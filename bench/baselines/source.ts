@@ -10,7 +10,9 @@ import { formatId, parseId } from '../../src/core/ids.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
 import type { ObjectType } from '../../src/core/objectTypes.ts';
 import { storedKindsOf } from '../../src/core/events.ts';
-import { GROUP_ACTORS, kindsArg, notificationResolvers, type ShownGroup } from '../../src/graphql/activity.ts';
+import { GROUP_ACTORS, kindsArg, type ShownGroup } from '../../src/graphql/activity.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
+import { pinterestResolvers } from '../../src/product/pinterest/resolvers.ts';
 import type { NotificationPage, NotificationPageRequest } from '../../src/storage/eventStore.ts';
 import { checkPageSize, checkTime, checkUsername } from '../../src/core/validate.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
@@ -148,7 +150,7 @@ function notificationConnection(ctx: SourceContext, user: bigint, a: Args) {
   const first = checkPageSize(a.first as number | null | undefined);
   const req: NotificationPageRequest = {
     user,
-    kinds: storedKindsOf('notifications', kindsArg(a.kinds)),
+    kinds: storedKindsOf(PINTEREST_EVENTS, 'notifications', kindsArg(PINTEREST_EVENTS, a.kinds)),
     first,
     after: str(a.after),
     actors: GROUP_ACTORS,
@@ -239,7 +241,7 @@ export const sourceResolvers = {
       return notificationConnection(ctx, o.id, a);
     },
   },
-  Notification: notificationResolvers,
+  Notification: pinterestResolvers.Notification,
   Board: {
     ...common,
     name: (o: Obj) => str(o.data.name) ?? '',

@@ -3,10 +3,11 @@
  * writes would have appended them (src/services/writes.ts): each like of one of their pins, repin of
  * one of their pins, follow of them and follow of one of their boards is a `notifications` event in
  * their sequence, at the edge's own time (its mapping `sequence`), with the happening's event ID
- * (src/core/events.ts). So every event's relation stands and reads show it. Only the notified users'
+ * (src/core/events.ts, in Pinterest's kinds: src/product/pinterest/events.ts). So every event's relation stands and reads show it. Only the notified users'
  * notifications are derived (not every user's, nor the actors' activity): what the scenario reads.
  */
 import { eventOf, type Happening, type SequenceEvent } from '../core/events.ts';
+import { PINTEREST_EVENTS } from '../product/pinterest/events.ts';
 import type { DatasetIndex } from './datasetIndex.ts';
 
 /** Every derived event, user by user (notified users in order), in no particular order within a user. */
@@ -17,7 +18,7 @@ export function notificationEvents(ix: Omit<DatasetIndex, 'events'>): SequenceEv
   for (const n of ds.specials.notifiedUsers) {
     const owner = id(ix.userIds, n);
     const add = (h: Happening): void => {
-      if (h.actor !== owner) out.push(eventOf(h, owner, 'notifications'));
+      if (h.actor !== owner) out.push(eventOf(PINTEREST_EVENTS, h, owner, 'notifications'));
     };
     for (let p = ds.userPinStart[n]!; p < ds.userPinStart[n + 1]!; p++) {
       const pin = id(ix.pinIds, p);

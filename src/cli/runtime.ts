@@ -5,7 +5,8 @@
 import { createInterface } from 'node:readline/promises';
 import { Etcd3 } from 'etcd3';
 import type { HostSpec, Topology } from '../core/topology.ts';
-import { ConfigError, loadConfig, type GatewayConfig } from '../config.ts';
+import { ConfigError, loadConfig, servedEventSettings, type GatewayConfig } from '../config.ts';
+import { servedEvents } from '../product/served.ts';
 import { readStackInfo, type StackInfo } from '../stack/localStack.ts';
 import { createStorage, type Storage } from '../storage/index.ts';
 import { createCacheLayers } from '../cache/cacheLayers.ts';
@@ -83,9 +84,12 @@ export async function withStorage<T>(
 ): Promise<T> {
   const layers = opts.caches ? await createCacheLayers({ redis: config.redis, memcached: config.memcached, nearEntries: 0 }) : undefined;
   const credentials = opts.admin ? (config.mysqlAdmin ?? config.mysql) : config.mysql;
+  // The served product's events, as a gateway's: repair replays their appends, demo data writes them.
+  const eventSpec = servedEvents();
   const storage = createStorage({
     topology: () => topology,
     credentials,
+    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
     ...(poolSize !== undefined ? { poolSize } : {}),
     ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });

@@ -1,5 +1,11 @@
+/**
+ * Activity and notifications of the served product's EventSpec (core/events.ts), for the product's
+ * own resolvers to serve: a user's events, their newest per kind, their grouped notifications,
+ * and the fields every event and group has. The product passes its spec and adds the fields that
+ * name its things (which object an event is about).
+ */
 import { ShardqlError } from '../core/errors.ts';
-import { ACTIVITY_KINDS, STORED_KINDS, storedKindsOf, type ActivityKind, type SequenceEvent, type StoredKind } from '../core/events.ts';
+import { storedKindSpec, storedKindsOf, type ActivityKind, type EventSpec, type SequenceEvent, type StoredKind } from '../core/events.ts';
 import { checkPageSize, checkTimeRange } from '../core/validate.ts';
 import type { NotificationGroup } from '../storage/eventStore.ts';
 import type { StoredObject } from '../storage/objectStore.ts';
@@ -9,14 +15,14 @@ import type { GatewayContext } from './context.ts';
 type Args = Record<string, unknown>;
 
 /** An event with the objects it shows, each active (an event missing one is not shown). */
-interface ShownEvent {
+export interface ShownEvent {
   readonly event: SequenceEvent;
   readonly actor: StoredObject;
   readonly object: StoredObject;
   readonly detail: StoredObject | null;
 }
 
-/** A notification group with its target (the user themself for FOLLOW_USER) and its actors still there. */
+/** A notification group with its target (one of the user's things, or the user themself) and its actors still there. */
 export interface ShownGroup {
   readonly group: NotificationGroup;
   readonly target: StoredObject;
@@ -26,11 +32,11 @@ export interface ShownGroup {
 /** Most recent distinct actors a notification shows. */
 export const GROUP_ACTORS = 3;
 
-export function kindsArg(value: unknown): ActivityKind[] | null {
+export function kindsArg(spec: EventSpec, value: unknown): ActivityKind[] | null {
   if (value === null || value === undefined) return null;
   const list = value as unknown[];
   for (const k of list) {
-    if (!(ACTIVITY_KINDS as readonly unknown[]).includes(k)) throw new ShardqlError('INVALID_ARGUMENT', `Expected kinds among ${ACTIVITY_KINDS.join(', ')}`, { argument: 'kinds' });
+    if (!(spec.activityKinds as readonly unknown[]).includes(k)) throw new ShardqlError('INVALID_ARGUMENT', `Expected kinds among ${spec.activityKinds.join(', ')}`, { argument: 'kinds' });
   }
   return list as ActivityKind[];
 }
@@ -71,11 +77,11 @@ async function shown(ctx: GatewayContext, events: readonly SequenceEvent[]): Pro
   });
 }
 
-export async function activityConnection(ctx: GatewayContext, user: bigint, a: Args) {
+export async function activityConnection(ctx: GatewayContext, spec: EventSpec, user: bigint, a: Args) {
   const first = checkPageSize(a.first as number | null | undefined);
   const page = await ctx.loaders.events.page({
     user,
-    kinds: storedKindsOf('activity', kindsArg(a.kinds)),
+    kinds: storedKindsOf(spec, 'activity', kindsArg(spec, a.kinds)),
     first,
     after: (a.after as string | null | undefined) ?? null,
     ...range(a),
@@ -97,10 +103,10 @@ export async function activityConnection(ctx: GatewayContext, user: bigint, a: A
  */
 export const LATEST_ACTIVITY_READS = 4;
 
-export async function activityColumns(ctx: GatewayContext, user: bigint, a: Args) {
+export async function activityColumns(ctx: GatewayContext, spec: EventSpec, user: bigint, a: Args) {
   const perKind = a.perKind as number | null | undefined;
   const n = checkPageSize(perKind, 5, 'perKind');
-  const kinds = storedKindsOf('activity', kindsArg(a.kinds));
+  const kinds = storedKindsOf(spec, 'activity', kindsArg(spec, a.kinds));
   const columns = new Map<StoredKind, ShownEvent[]>(kinds.map((k) => [k, []]));
   const before = new Map<StoredKind, SequenceEvent>();
   let short = kinds;
@@ -122,14 +128,14 @@ export async function activityColumns(ctx: GatewayContext, user: bigint, a: Args
       return true;
     });
   }
-  return kinds.map((k) => ({ kind: STORED_KINDS[k].kind, events: columns.get(k)! }));
+  return kinds.map((k) => ({ kind: storedKindSpec(spec, k).kind, events: columns.get(k)! }));
 }
 
-export async function notificationConnection(ctx: GatewayContext, user: bigint, a: Args) {
+export async function notificationConnection(ctx: GatewayContext, spec: EventSpec, user: bigint, a: Args) {
   const first = checkPageSize(a.first as number | null | undefined);
   const page = await ctx.loaders.events.notifications({
     user,
-    kinds: storedKindsOf('notifications', kindsArg(a.kinds)),
+    kinds: storedKindsOf(spec, 'notifications', kindsArg(spec, a.kinds)),
     first,
     after: (a.after as string | null | undefined) ?? null,
     actors: GROUP_ACTORS,
@@ -149,27 +155,28 @@ export async function notificationConnection(ctx: GatewayContext, user: bigint, 
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-const kindOf = (e: SequenceEvent): ActivityKind => STORED_KINDS[e.kind].kind;
 
-export const activityEventResolvers = {
-  id: (s: ShownEvent) => `${s.event.id}`,
-  kind: (s: ShownEvent) => kindOf(s.event),
-  at: (s: ShownEvent) => iso(s.event.ts),
-  actor: (s: ShownEvent) => s.actor,
-  pin: (s: ShownEvent) => (s.object.type === 'pin' ? s.object : null),
-  repin: (s: ShownEvent) => (kindOf(s.event) === 'REPIN' ? s.detail : null),
-  comment: (s: ShownEvent) => (kindOf(s.event) === 'COMMENT' ? s.detail : null),
-  board: (s: ShownEvent) => (s.object.type === 'board' ? s.object : null),
-  user: (s: ShownEvent) => (kindOf(s.event) === 'FOLLOW_USER' ? s.object : null),
-};
+/** The activity kind of a stored event (`liked_pin` → `LIKE`). */
+export const activityKindOf = (spec: EventSpec, e: SequenceEvent): ActivityKind => storedKindSpec(spec, e.kind).kind;
 
-export const notificationResolvers = {
-  kind: (s: ShownGroup) => STORED_KINDS[s.group.kind].kind,
-  count: (s: ShownGroup) => s.group.count,
-  actorCount: (s: ShownGroup) => s.group.actorCount,
-  actors: (s: ShownGroup) => s.actors,
-  latestAt: (s: ShownGroup) => iso(s.group.latest),
-  earliestAt: (s: ShownGroup) => iso(s.group.earliest),
-  pin: (s: ShownGroup) => (s.target.type === 'pin' ? s.target : null),
-  board: (s: ShownGroup) => (s.target.type === 'board' ? s.target : null),
-};
+/** The fields every event has; a product adds those naming its things. */
+export function activityEventResolvers(spec: EventSpec) {
+  return {
+    id: (s: ShownEvent) => `${s.event.id}`,
+    kind: (s: ShownEvent) => activityKindOf(spec, s.event),
+    at: (s: ShownEvent) => iso(s.event.ts),
+    actor: (s: ShownEvent) => s.actor,
+  };
+}
+
+/** The fields every notification group has; a product adds those naming its things (the target). */
+export function notificationResolvers(spec: EventSpec) {
+  return {
+    kind: (s: ShownGroup) => storedKindSpec(spec, s.group.kind).kind,
+    count: (s: ShownGroup) => s.group.count,
+    actorCount: (s: ShownGroup) => s.group.actorCount,
+    actors: (s: ShownGroup) => s.actors,
+    latestAt: (s: ShownGroup) => iso(s.group.latest),
+    earliestAt: (s: ShownGroup) => iso(s.group.earliest),
+  };
+}

@@ -5,7 +5,7 @@ import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import { GraphQLError, getVariableValues, type DocumentNode, type GraphQLFormattedError } from 'graphql';
 import { isShardqlError, type ShardqlError } from '../core/errors.ts';
 import type { GatewayContext } from './context.ts';
-import { checkCost, DEFAULT_COST_BUDGET, DEFAULT_EVENTS_KEPT_PER_KIND, estimateCost, type CostBudget, type CostEstimate } from './cost.ts';
+import { checkCost, DEFAULT_COST_BUDGET, estimateCost, type CostBudget, type CostEstimate, type EventCost } from './cost.ts';
 import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { jitGateway } from './executor.ts';
@@ -23,8 +23,8 @@ export interface ApolloOptions {
   readonly maxDepth?: number;
   /** What one operation may cost (rows, SQL round trips), estimated before it runs. Default 50000 rows, 500 round trips. */
   readonly costBudget?: CostBudget;
-  /** Events kept per kind (SHARDQL_EVENT_RETENTION's most `versions`): what a page of notifications may read per kind. Default 1000. */
-  readonly eventsKeptPerKind?: number;
+  /** The served product's event fields and the events kept per kind (cost.ts `eventCost`). Absent: none is charged as events. */
+  readonly eventCost?: EventCost | undefined;
   /** Schema introspection. Default: on in development only. */
   readonly introspection?: boolean;
   /** Several operations in one HTTP request (a JSON array). Default false. */
@@ -117,7 +117,7 @@ function refusal(err: ShardqlError): GraphQLError {
  * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics. Before execution, refuses an
  * operation whose estimated cost (cost.ts) is over budget, or whose page sizes are out of range.
  */
-const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget, eventsKeptPerKind: number): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => {
+const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget, events: EventCost | undefined): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => {
   // An estimate depends only on the document, the operation, the variables as sent and the host
   // count: the same page asked again is neither coerced nor walked again. Apollo keeps one
   // DocumentNode per query text.
@@ -149,7 +149,7 @@ const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget,
             });
           }
           try {
-            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, eventsKeptPerKind, feed: contextValue.feed?.cost });
+            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, feed: contextValue.feed?.cost, ...(events ? { events } : {}) });
             checkCost(estimate, budget);
           } catch (err) {
             throw isShardqlError(err) ? refusal(err) : err;
@@ -246,7 +246,7 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
       observePlugin({ schemaPrivacy: opts.schemaPrivacy ?? !opts.development, log: opts.log }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(),
-      costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET, opts.eventsKeptPerKind ?? DEFAULT_EVENTS_KEPT_PER_KIND),
+      costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET, opts.eventCost),
     ],
   });
 }

@@ -6,7 +6,6 @@ import {
   getDirectiveValues,
   getNamedType,
   getNullableType,
-  isEnumType,
   isInterfaceType,
   isListType,
   isObjectType,
@@ -21,6 +20,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { ShardqlError } from '../core/errors.ts';
+import { DEFAULT_EVENT_VERSIONS, type EventSpec } from '../core/events.ts';
 import { servedModel } from '../core/model/served.ts';
 import type { ObjectDef } from '../core/model/model.ts';
 import { checkPageArgs, checkPageSize } from '../core/validate.ts';
@@ -91,17 +91,39 @@ export interface EstimateInput {
   readonly variables: Readonly<Record<string, unknown>>;
   /** Hosts of the topology in force: one batch is at most one round trip to each. */
   readonly hosts: number;
-  /**
-   * Events kept per kind (the most `versions` of SHARDQL_EVENT_RETENTION): what grouping a page of
-   * notifications may read of each kind asked, whatever its page size. Default 1000.
-   */
-  readonly eventsKeptPerKind?: number;
   /** The served product's feed, if one declares it; without one, no field is charged as a feed. */
   readonly feed?: FeedCost | undefined;
+  /** The served product's event fields (`eventCost`); absent: none is charged as events. */
+  readonly events?: EventCost;
 }
 
-/** Events kept per kind by default (DEFAULT_EVENT_RETENTION). */
-export const DEFAULT_EVENTS_KEPT_PER_KIND = 1000;
+/** How the served product's event fields read (graphql/activity.ts), for the estimate. */
+export interface EventCost {
+  /** Kinds a field reads when `kinds` is not given: every activity kind of the spec. */
+  readonly kinds: number;
+  /**
+   * Events kept per kind (the most `versions` of SHARDQL_EVENT_RETENTION): what grouping a page of
+   * notifications may read of each kind asked, whatever its page size.
+   */
+  readonly keptPerKind: number;
+  /** `Type.field`s reading the newest `perKind` events of each kind asked. */
+  readonly latest: ReadonlySet<string>;
+  /** `Type.field`s grouping every kept event of the kinds asked. */
+  readonly grouped: ReadonlySet<string>;
+  /** `Type.field`s listing a group's actors (up to GROUP_ACTORS). */
+  readonly groupActors: ReadonlySet<string>;
+}
+
+/** Events kept per kind by default (`defaultEventRetention`). */
+export const DEFAULT_EVENTS_KEPT_PER_KIND = DEFAULT_EVENT_VERSIONS;
+
+/** The cost of `spec`'s fields, with `keptPerKind` events kept per kind (default 1000). */
+export function eventCost(spec: EventSpec, keptPerKind: number = DEFAULT_EVENTS_KEPT_PER_KIND): EventCost {
+  const f = spec.fields ?? {};
+  return { kinds: spec.activityKinds.length, keptPerKind, latest: new Set(f.latest), grouped: new Set(f.grouped), groupActors: new Set(f.groupActors) };
+}
+
+const NO_EVENT_FIELDS: EventCost = { kinds: 0, keptPerKind: 0, latest: new Set(), grouped: new Set(), groupActors: new Set() };
 
 const isConnection = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Connection') && 'edges' in t.getFields();
 const isEdge = (t: GraphQLNamedType): boolean => isObjectType(t) && t.name.endsWith('Edge') && 'node' in t.getFields();
@@ -123,11 +145,9 @@ const isEntity = (t: GraphQLNamedType): boolean =>
  */
 export function estimateCost(input: EstimateInput): CostEstimate {
   const { schema, document, variables } = input;
-  const kept = input.eventsKeptPerKind ?? DEFAULT_EVENTS_KEPT_PER_KIND;
-  const kindType = schema.getType('ActivityKind');
-  const allKinds = kindType && isEnumType(kindType) ? kindType.getValues().length : 0;
-  /** Kinds an activity field reads: those asked (once each), else all. */
-  const kindsOf = (args: Record<string, unknown>): number => (Array.isArray(args.kinds) ? new Set(args.kinds).size : allKinds);
+  const events = input.events ?? NO_EVENT_FIELDS;
+  /** Kinds an event field reads: those asked (once each), else all. */
+  const kindsOf = (args: Record<string, unknown>): number => (Array.isArray(args.kinds) ? new Set(args.kinds).size : events.kinds);
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   let rows = 0;
@@ -156,8 +176,8 @@ export function estimateCost(input: EstimateInput): CostEstimate {
   /**
    * `mult`: how many parent objects this selection runs for. `level`: key of the batch that loads
    * these parents' dependents (queries: the depth; mutations: also which mutation, as they run one
-   * after another). `perList`: the size of a plain list field below (a column of `latestActivity`
-   * holds up to `perKind` events).
+   * after another). `perList`: the size of a plain list field below (a column of a `latest` event
+   * field holds up to `perKind` events).
    */
   const walk = (set: SelectionSetNode, parent: GraphQLNamedType, mult: number, level: string, seen: ReadonlySet<string>, perList?: number): void => {
     for (const sel of set.selections) {
@@ -190,10 +210,12 @@ export function estimateCost(input: EstimateInput): CostEstimate {
     };
     // A plain list (not a connection) runs its selection once per item: a group's actors (up to
     // GROUP_ACTORS), a column's events (up to its perKind).
+    const at = `${parent.name}.${name}`;
+    const latest = events.latest.has(at);
     let mult = parentMult;
-    if (isListType(getNullableType(def.type)) && name !== 'latestActivity') mult *= parent.name === 'Notification' && name === 'actors' ? GROUP_ACTORS : (perList ?? 1);
+    if (isListType(getNullableType(def.type)) && !latest) mult *= events.groupActors.has(at) ? GROUP_ACTORS : (perList ?? 1);
 
-    if (name === 'latestActivity') {
+    if (latest) {
       // The newest perKind events of each kind asked (one statement), then one column per kind.
       // At worst a kind reads on past hidden events LATEST_ACTIVITY_READS − 1 more times, twice as
       // many each time (perKind × (2^reads − 1) events in all), and each read after the first
@@ -206,9 +228,9 @@ export function estimateCost(input: EstimateInput): CostEstimate {
       for (let read = 1; read < LATEST_ACTIVITY_READS; read++) levels.add(`${level}:events:${read}`).add(`${level}:subjects:${read}`);
       return below(mult * kinds, level, perKind);
     }
-    if (name === 'notifications' && isConnection(type)) {
+    if (events.grouped.has(at) && isConnection(type)) {
       // Grouping a page reads every kept event of the kinds asked, whatever the page's size.
-      rows += mult * kindsOf(args) * kept;
+      rows += mult * kindsOf(args) * events.keptPerKind;
       levels.add(`${level}:events`);
     }
 

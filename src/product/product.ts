@@ -10,6 +10,7 @@
 import { buildSchema, isInterfaceType, isObjectType } from 'graphql';
 import type { ImportNames } from '../core/importSpec.ts';
 import { resolveFeed, type Feed, type FeedSpec } from '../core/feedSpec.ts';
+import { eventSpecProblems, type EventSpec } from '../core/events.ts';
 import type { ModelData } from '../core/model/model.ts';
 import type { ResolverMap } from '../graphql/resolvers.ts';
 import type { DeclaredWrites, WritesDeps } from '../services/writes.ts';
@@ -26,6 +27,8 @@ export interface Product {
   readonly importSource?: ImportNames;
   /** Its home feed, if it has one: the gateway and the workers build the feed's machinery only then. */
   readonly feed?: FeedSpec;
+  /** Its activity and notifications (core/events.ts): every relation an edge names must be in the model. */
+  readonly events?: EventSpec;
 }
 
 export interface Attachment {
@@ -39,6 +42,14 @@ export function missingNeeds(product: Product, model: ModelData, typeDefs: strin
   const missing: string[] = [];
   for (const t of product.needs.types) if (!model.objects.some((o) => o.key === t)) missing.push(`type ${t}`);
   for (const r of product.needs.relations) if (!model.relations.some((x) => x.table === r)) missing.push(`relation ${r}`);
+  if (product.events) {
+    missing.push(...missingEventNeeds(product.events, model));
+    for (const f of Object.values(product.events.fields ?? {}).flat()) {
+      const [typeName = '', field = ''] = f.split('.');
+      const type = schema.getType(typeName);
+      if (!type || !(isObjectType(type) || isInterfaceType(type)) || !(field in type.getFields())) missing.push(`field ${f}`);
+    }
+  }
   for (const [typeName, fields] of Object.entries(product.resolvers)) {
     const type = schema.getType(typeName);
     if (!type || !(isObjectType(type) || isInterfaceType(type))) {
@@ -56,6 +67,21 @@ export function missingNeeds(product: Product, model: ModelData, typeDefs: strin
   return missing;
 }
 
+/**
+ * What an event spec needs of the model: each edge's relation, from the viewer's type when the edge
+ * starts at the row user (`from: 'user'`); and a spec that holds together (eventSpecProblems).
+ */
+function missingEventNeeds(spec: EventSpec, model: ModelData): string[] {
+  const missing = eventSpecProblems(spec);
+  for (const [name, { edge }] of Object.entries(spec.storedKinds)) {
+    if (!edge) continue;
+    const relation = model.relations.find((x) => x.table === edge.table);
+    if (!relation) missing.push(`relation ${edge.table} (event kind ${name})`);
+    else if (edge.from === 'user' && relation.from !== model.viewer) missing.push(`relation ${edge.table} from ${model.viewer} (event kind ${name}), got from ${relation.from}`);
+  }
+  return missing;
+}
+
 /** The products that attach to `model` (every need met), and why the others do not. */
 export function attach(products: readonly Product[], model: ModelData, typeDefs: string): Attachment {
   const attached: Product[] = [];
@@ -68,6 +94,7 @@ export function attach(products: readonly Product[], model: ModelData, typeDefs:
   if (attached.filter((p) => p.writes).length > 1) throw new Error(`products ${attached.map((p) => p.name).join(', ')} each bring their writes; expected at most one`);
   const feeds = attached.filter((p) => p.feed);
   if (feeds.length > 1) throw new Error(`products ${feeds.map((p) => p.name).join(', ')} each declare a home feed; expected at most one`);
+  if (attached.filter((p) => p.events).length > 1) throw new Error(`products ${attached.filter((p) => p.events).map((p) => p.name).join(', ')} each declare events; expected at most one (one events table)`);
   return { attached, refused };
 }
 

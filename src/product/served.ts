@@ -3,6 +3,7 @@
  * (core/model/served.ts): its resolvers and its writes come from here.
  */
 import { deriveImportSpec, type ImportSpec } from '../core/importSpec.ts';
+import type { EventSpec } from '../core/events.ts';
 import { servedModel } from '../core/model/served.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
@@ -47,4 +48,9 @@ let feed: { readonly feed: Feed | undefined } | undefined;
 export function servedFeed(): Feed | undefined {
   feed ??= { feed: attachedFeed(servedProducts(), servedModel()) };
   return feed.feed;
+}
+
+/** The attached product's activity and notifications, if one declares them (the event store, its resolvers and its cost). */
+export function servedEvents(): EventSpec | undefined {
+  return servedProducts().attached.find((p) => p.events)?.events;
 }

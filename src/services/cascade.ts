@@ -156,7 +156,7 @@ export async function purge(storage: Storage, id: bigint, newWriter: () => Casca
  */
 async function dropOtherContainers(storage: Storage, table: MappingTable, children: readonly bigint[], ctx: OpContext): Promise<void> {
   const childType = listingOf(table)?.type;
-  const others = childType === undefined ? [] : containersOf(childType).filter((l) => l.table !== table && notifies(l.table));
+  const others = childType === undefined ? [] : containersOf(childType).filter((l) => l.table !== table && notifies(storage, l.table));
   if (others.length === 0) return; // nothing else counted them (a board's pins in their pinner's list)
   const objects = await storage.objects.getMany(children, ctx);
   const lists = [...objects.values()].flatMap((o) => others.flatMap((l) => (o.refs[l.field] !== undefined ? [{ table: l.table, from: o.refs[l.field]! }] : [])));

@@ -1,13 +1,17 @@
 import { decodeCursor, encodeCursor } from '../core/cursor.ts';
 import { ShardqlError, describeValue } from '../core/errors.ts';
 import {
-  DEFAULT_EVENT_RETENTION,
   DEFAULT_NOTIFICATION_WINDOW_MS,
   MAX_EVENT_TS,
-  STORED_KINDS,
-  STORED_KIND_NAMES,
+  NO_EVENTS,
+  defaultEventRetention,
   isStoredKind,
+  notifyingRelations,
+  storedKindNames,
+  storedKindSpec,
   type EventRetention,
+  type EventSpec,
+  type KindRetention,
   type SequenceEvent,
   type StoredKind,
 } from '../core/events.ts';
@@ -87,9 +91,9 @@ export interface SweepReport {
 
 const EVENT_COLUMNS = 'kind, ts, event_id, actor_id, object_id, detail_id';
 
-function rowToEvent(user: bigint, r: Row): SequenceEvent {
+function rowToEvent(spec: EventSpec, user: bigint, r: Row): SequenceEvent {
   const kind = String(r.kind);
-  if (!isStoredKind(kind)) throw new Error(`unknown event kind ${kind} in the events table`);
+  if (!isStoredKind(spec, kind)) throw new Error(`unknown event kind ${kind} in the events table`);
   const detail = BigInt(r.detail_id as string);
   return {
     user,
@@ -135,7 +139,8 @@ export function decodeGroupCursor(cursor: unknown, tag: string): GroupCursor {
   if (!m) return fail('malformed');
   if (`${m[1]}|${m[2]}` !== tag) return fail('from another list');
   const kind = m[6]!;
-  if (!isStoredKind(kind)) return fail('malformed');
+  // A group's kind is one of the kinds its list reads (the tag's).
+  if (!m[2]!.split(',').includes(kind)) return fail('malformed');
   return { asOf: Number(m[3]), bucket: Number(m[4]), newest: Number(m[5]), kind, object: BigInt(m[7]!) };
 }
 
@@ -184,10 +189,13 @@ function decodeCachedPage(text: string): CachedNotifications | undefined {
  * idempotent (`INSERT IGNORE` on the event's key); reads are keyset pages per kind (one indexed
  * subquery per kind in one UNION ALL, merged newest first), never OFFSET, and apply the retention
  * of each kind (an expired event, or one beyond the newest `versions`, is never returned) and hide
- * events whose relation is gone (`STORED_KINDS[k].edge`). The sweep deletes what retention hides.
+ * events whose relation is gone (the spec's edge of the kind). The sweep deletes what retention hides.
+ * Its kinds are the served product's (`EventSpec`); with none (NO_EVENTS) it reads and sweeps nothing.
  */
 export class EventStore {
   readonly #router: ShardRouter;
+  readonly #spec: EventSpec;
+  readonly #notifying: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #retention: EventRetention;
   readonly #windowMs: number;
@@ -198,14 +206,20 @@ export class EventStore {
     router: ShardRouter;
     lookAside: LookAside;
     cache?: RedisLists | undefined;
+    /** The served product's kinds. Default NO_EVENTS. */
+    spec?: EventSpec;
     now?: () => number;
+    /** Per kind of `spec`. Default: the spec's defaults (`defaultEventRetention`). */
     retention?: EventRetention;
     /** Notifications are grouped per kind and target within windows of this many ms. Default 1 day. */
     windowMs?: number;
   }) {
     this.#router = opts.router;
+    this.#spec = opts.spec ?? NO_EVENTS;
+    this.#notifying = notifyingRelations(this.#spec);
     this.#now = opts.now ?? Date.now;
-    this.#retention = opts.retention ?? DEFAULT_EVENT_RETENTION;
+    this.#retention = opts.retention ?? defaultEventRetention(this.#spec);
+    for (const k of storedKindNames(this.#spec)) if (!Object.hasOwn(this.#retention, k)) throw new Error(`event retention: no retention for kind ${k}`);
     this.#windowMs = opts.windowMs ?? DEFAULT_NOTIFICATION_WINDOW_MS;
     this.#lists = opts.cache;
     this.#lookAside = opts.lookAside;
@@ -213,6 +227,22 @@ export class EventStore {
 
   get retention(): EventRetention {
     return this.#retention;
+  }
+
+  /** The kinds this store keeps (the served product's). */
+  get spec(): EventSpec {
+    return this.#spec;
+  }
+
+  /** Whether edges of `table` decide whether a notification shows (a pin's likers do; a user's pins do not). */
+  notifies(table: string): boolean {
+    return this.#notifying.has(table);
+  }
+
+  #keep(kind: StoredKind): KindRetention {
+    const r = Object.hasOwn(this.#retention, kind) ? this.#retention[kind] : undefined;
+    if (!r) throw new Error(`unknown event kind ${JSON.stringify(kind)} (kinds: ${storedKindNames(this.#spec).join(', ')})`);
+    return r;
   }
 
   /**
@@ -234,7 +264,7 @@ export class EventStore {
 
   /** The cache keys an append of these events changes: the notifications of each recipient. */
   keysOf(events: readonly SequenceEvent[]): string[] {
-    return [...new Set(events.filter((e) => STORED_KINDS[e.kind].side === 'notifications').map((e) => notificationsCacheKey(e.user)))];
+    return [...new Set(events.filter((e) => storedKindSpec(this.#spec, e.kind).side === 'notifications').map((e) => notificationsCacheKey(e.user)))];
   }
 
   /**
@@ -286,24 +316,24 @@ export class EventStore {
       [user],
       ctx,
     );
-    return rows.map((r) => rowToEvent(user, r));
+    return rows.map((r) => rowToEvent(this.#spec, user, r));
   }
 
   /**
    * What a read of `kind` shows, as SQL on the user's shard over the events row: `kept` — younger than
    * the kind's TTL and among its newest `versions` (two uncorrelated subqueries find the oldest
-   * kept cell); `standing` — its relation still stands (`STORED_KINDS[kind].edge`; no values).
+   * kept cell); `standing` — its relation still stands (the spec's edge of `kind`; no values).
    */
   #shown(shard: number, user: bigint, kind: StoredKind, now: number): { kept: SqlCondition; standing: string | null; sql: string; values: SqlValue[] } {
     const db = shardDatabase(shard);
-    const { versions, ttlMs } = this.#retention[kind];
+    const { versions, ttlMs } = this.#keep(kind);
     const nth = (col: string) =>
       `(SELECT ${col} FROM ${db}.events WHERE user_id = ? AND kind = ? ORDER BY ts DESC, event_id DESC LIMIT 1 OFFSET ${versions - 1})`;
     const kept = {
       sql: `ts >= ? AND (ts > COALESCE(${nth('ts')}, -1) OR (ts = ${nth('ts')} AND event_id >= ${nth('event_id')}))`,
       values: [now - ttlMs, user, kind, user, kind, user, kind],
     };
-    const edge = STORED_KINDS[kind].edge;
+    const edge = storedKindSpec(this.#spec, kind).edge;
     let standing: string | null = null;
     if (edge) {
       // Unqualified: inside the subquery these name the events row outside it (the mapping table has none of them).
@@ -339,7 +369,7 @@ export class EventStore {
       values.push(...v);
     }
     const rows = await this.#router.query(this.#router.hostOfShard(shard, ctx), [shard], parts.join('\nUNION ALL\n'), values, ctx);
-    const events = rows.map((r) => rowToEvent(req.user, r)).sort(newerFirst);
+    const events = rows.map((r) => rowToEvent(this.#spec, req.user, r)).sort(newerFirst);
     const edges = events.slice(0, req.first).map((event) => ({ event, cursor: encodeCursor({ list: tag, key: BigInt(event.ts), id: event.id }) }));
     return { edges, hasNextPage: events.length > req.first, endCursor: edges.at(-1)?.cursor ?? null };
   }
@@ -369,7 +399,7 @@ export class EventStore {
     }
     const rows = await this.#router.query(this.#router.hostOfShard(shard, ctx), [shard], parts.join('\nUNION ALL\n'), values, ctx);
     for (const r of rows) {
-      const e = rowToEvent(user, r);
+      const e = rowToEvent(this.#spec, user, r);
       out.get(e.kind)?.push(e);
     }
     for (const list of out.values()) list.sort(newerFirst);
@@ -488,7 +518,7 @@ LIMIT ?`;
     const groups: NotificationGroup[] = rows.map((r) => {
       const kind = String(r.kind) as StoredKind;
       const earliest = Number(r.earliest);
-      expiresAt = Math.min(expiresAt, earliest + this.#retention[kind].ttlMs);
+      expiresAt = Math.min(expiresAt, earliest + this.#keep(kind).ttlMs);
       const recent = String(r.recent ?? '')
         .split(',')
         .filter((s) => s !== '');
@@ -515,6 +545,8 @@ LIMIT ?`;
    */
   async sweep(shards: readonly number[], opts: { batch?: number; stopping?: () => boolean } = {}, ctx: OpContext = {}): Promise<SweepReport> {
     const batch = opts.batch ?? 5000;
+    const kinds = storedKindNames(this.#spec);
+    if (kinds.length === 0) return { expired: 0, trimmed: 0 };
     let expired = 0;
     let trimmed = 0;
     for (const shard of shards) {
@@ -522,10 +554,10 @@ LIMIT ?`;
       const db = shardDatabase(shard);
       const host = (): string => this.#router.writableHostOfShard(shard);
       const now = this.#now();
-      for (const kind of STORED_KIND_NAMES) {
+      for (const kind of kinds) {
         for (;;) {
           const n = deleted(
-            await this.#router.query(host(), [shard], `DELETE FROM ${db}.events WHERE kind = ? AND ts < ? LIMIT ${batch}`, [kind, now - this.#retention[kind].ttlMs], ctx),
+            await this.#router.query(host(), [shard], `DELETE FROM ${db}.events WHERE kind = ? AND ts < ? LIMIT ${batch}`, [kind, now - this.#keep(kind).ttlMs], ctx),
           );
           expired += n;
           if (n < batch) break;
@@ -534,18 +566,18 @@ LIMIT ?`;
       const over = await this.#router.query(
         host(),
         [shard],
-        `SELECT user_id, kind FROM ${db}.events GROUP BY user_id, kind HAVING COUNT(*) > CASE kind ${STORED_KIND_NAMES.map(() => 'WHEN ? THEN ?').join(' ')} ELSE 2147483647 END`,
-        STORED_KIND_NAMES.flatMap((k) => [k, this.#retention[k].versions]),
+        `SELECT user_id, kind FROM ${db}.events GROUP BY user_id, kind HAVING COUNT(*) > CASE kind ${kinds.map(() => 'WHEN ? THEN ?').join(' ')} ELSE 2147483647 END`,
+        kinds.flatMap((k) => [k, this.#keep(k).versions]),
         ctx,
       );
       for (const r of over) {
         const kind = String(r.kind);
-        if (!isStoredKind(kind)) continue;
+        if (!isStoredKind(this.#spec, kind)) continue;
         const user = BigInt(r.user_id as string);
         const cut = await this.#router.query(
           host(),
           [shard],
-          `SELECT ts, event_id FROM ${db}.events WHERE user_id = ? AND kind = ? ORDER BY ts DESC, event_id DESC LIMIT 1 OFFSET ${this.#retention[kind].versions - 1}`,
+          `SELECT ts, event_id FROM ${db}.events WHERE user_id = ? AND kind = ? ORDER BY ts DESC, event_id DESC LIMIT 1 OFFSET ${this.#keep(kind).versions - 1}`,
           [user, kind],
           ctx,
         );

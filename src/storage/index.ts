@@ -6,7 +6,7 @@ import { ModShardStore } from './modShardStore.ts';
 import { ObjectStore } from './objectStore.ts';
 import { IntentLog } from './intentLog.ts';
 import { EventStore } from './eventStore.ts';
-import type { EventRetention } from '../core/events.ts';
+import type { EventSettings } from '../core/events.ts';
 import { ImportStore } from './importStore.ts';
 import { LookAside } from './lookAside.ts';
 import { ShardRouter, type MysqlCredentials } from './shardRouter.ts';
@@ -21,7 +21,7 @@ export interface Storage {
   readonly mappings: MappingStore;
   readonly lookups: ModShardStore;
   readonly intents: IntentLog;
-  /** Per-user event sequences (activity, notifications). */
+  /** Per-user event sequences (activity, notifications) of the served product's kinds; none declared: an inert store. */
   readonly events: EventStore;
   /** `shardql import`: batches of imported objects and edges, the old → new ID map, the ledger. */
   readonly imports: ImportStore;
@@ -50,8 +50,12 @@ export interface StorageOptions {
   readonly onInvalidationError?: (layer: 'memcached' | 'redis' | 'mysql', err: unknown) => void;
   /** A host refused a write because it is read-only (a demoted primary): re-read the topology. */
   readonly onReadOnly?: (host: string) => void;
-  /** Event sequences: what each kind keeps (default DEFAULT_EVENT_RETENTION) and the notification grouping window (default 1 day). */
-  readonly events?: { readonly retention?: EventRetention; readonly windowMs?: number };
+  /**
+   * Event sequences, when an attached product declares them (core/events.ts `eventSettings`): its
+   * kinds, what each keeps and the notification grouping window (default 1 day). Absent: no kinds,
+   * and the store reads, writes and sweeps nothing.
+   */
+  readonly events?: EventSettings | undefined;
 }
 
 /** Wires the stores over one router. Creates no connection until the first query. */
@@ -87,7 +91,7 @@ export function createStorage(opts: StorageOptions): Storage {
       lookAside,
       cache: opts.cache?.lists,
       ...clock,
-      ...(opts.events?.retention ? { retention: opts.events.retention } : {}),
+      ...(opts.events ? { spec: opts.events.spec, retention: opts.events.retention } : {}),
       ...(opts.events?.windowMs !== undefined ? { windowMs: opts.events.windowMs } : {}),
     }),
     imports: new ImportStore({ router, ...clock }),

@@ -2,8 +2,10 @@ import { resolve } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import memjs from 'memjs';
+import { eventSettings } from '../../src/core/events.ts';
 import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
 import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
+import { servedEvents } from '../../src/product/served.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { dropAllShards } from '../../src/storage/provision.ts';
 import { ShardAdmin } from '../../src/storage/shardAdmin.ts';
@@ -115,10 +117,13 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const stack = testStack();
   const doc = evenLayout({ hosts: stackHosts(stack), shards: opts.shards ?? 16, modShards: opts.modShards ?? 8 });
   const env: { topology: Topology } = { topology: parseTopology(doc) };
+  const eventSpec = servedEvents();
   const storage = createStorage({
     topology: () => env.topology,
     credentials: { user: stack.mysql.user, password: stack.mysql.password },
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
+    // As a gateway: the served product's events (Pinterest's), if it declares them.
+    events: eventSpec ? eventSettings(eventSpec) : undefined,
   });
   await writablePrimaries(stack, doc);
   const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack) });

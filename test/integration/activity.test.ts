@@ -13,11 +13,15 @@ import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
 import { repairIntents } from '../../src/services/repair.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
-import { DEFAULT_EVENT_RETENTION, eventOf, type EventRetention, type Happening, type SequenceEvent, type StoredKind } from '../../src/core/events.ts';
+import { defaultEventRetention, eventOf as eventIn, type EventRetention, type EventSide, type Happening, type SequenceEvent, type StoredKind } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
 import { formatId, shardOf } from '../../src/core/ids.ts';
 import { eventSweepShards } from '../../src/jobs/kinds/sweeps.ts';
 import type { JobContext } from '../../src/jobs/jobKind.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
+
+const DEFAULT_EVENT_RETENTION = defaultEventRetention(PINTEREST_EVENTS);
+const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTEREST_EVENTS, h, user, side);
 
 let env: TestEnv;
 let writes: ProductWrites;
@@ -54,7 +58,7 @@ function clockedStorage(now: () => number, retention: EventRetention): Storage {
     topology: () => env.topology,
     credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },
     now,
-    events: { retention },
+    events: { spec: PINTEREST_EVENTS, retention },
   });
 }
 

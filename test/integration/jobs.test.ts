@@ -16,7 +16,10 @@ import { probeKeys, probeKinds } from '../../src/jobs/kinds/probe.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import type { Job } from 'bullmq';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
-import { eventOf, type SequenceEvent } from '../../src/core/events.ts';
+import { eventOf as eventIn, type EventSide, type Happening, type SequenceEvent } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
+
+const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTEREST_EVENTS, h, user, side);
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';

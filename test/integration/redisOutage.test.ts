@@ -22,6 +22,8 @@ import { createCacheLayers } from '../../src/cache/cacheLayers.ts';
 import { createStorage } from '../../src/storage/index.ts';
 import { isActive } from '../../src/storage/objectStore.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
+import { eventSettings } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
 
 const NAME = 'redis-outage';
 const PREFIX = 'shardql-test-redis-outage';
@@ -252,6 +254,8 @@ describe('Redis killed (SIGKILL) under every mutation', () => {
       topology: () => env.topology,
       credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },
       cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
+      // As `shardql repair` has them: the served product's event kinds (a repin's intent appends its owner's event).
+      events: eventSettings(PINTEREST_EVENTS),
     });
     const failures: string[] = [];
     let repaired;

@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, loadWorkerConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, loadWorkerConfig, servedEventSettings } from '../../src/config.ts';
+import { NO_EVENTS } from '../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../src/product/pinterest/events.ts';
 import { parseRate } from '../../src/cache/rateLimits.ts';
 import { faultAt } from '../../src/services/testFaults.ts';
 import type { FaultPoint } from '../../src/services/writeExecutor.ts';
@@ -299,4 +301,23 @@ describe("The web app's sign-in with the identity provider", () => {
     { name: 'a scope with a quote', env: { ...provider, ...signIn, SHARDQL_OIDC_SCOPE: 'openid "x"' }, message: /SHARDQL_OIDC_SCOPE must be space-separated scope names/ },
   ];
   for (const c of refused) test(`refused: ${c.name}`, () => assert.throws(() => loadConfig({ ...BASE, ...c.env }), (err) => err instanceof ConfigError && c.message.test(err.message)));
+});
+
+describe('Config: event retention, checked against the served product\'s kinds', () => {
+  test("a kind of the spec is set; the others keep the spec's defaults", () => {
+    const s = servedEventSettings(loadConfig({ ...BASE, SHARDQL_EVENT_RETENTION: 'liked_pin=50/7d' }), PINTEREST_EVENTS);
+    assert.equal(s.spec, PINTEREST_EVENTS);
+    assert.deepEqual(s.retention.liked_pin, { versions: 50, ttlMs: 7 * 86_400_000 });
+    assert.deepEqual(s.retention.pin_liked, { versions: 1000, ttlMs: 90 * 86_400_000 });
+  });
+  const refused: [string, string, typeof PINTEREST_EVENTS | typeof NO_EVENTS, RegExp][] = [
+    ['a kind no product declares', 'nope=1/1d', PINTEREST_EVENTS, /^SHARDQL_EVENT_RETENTION: event retention: unknown kind "nope" \(kinds: pin_liked, .*, followed_board, notifications, activity, \*\)$/],
+    ["Pinterest's kind against a spec without it", 'liked_pin=50/7d', NO_EVENTS, /^SHARDQL_EVENT_RETENTION: event retention: unknown kind "liked_pin"/],
+  ];
+  for (const [name, value, spec, message] of refused) {
+    test(`refused at start: ${name}`, () => {
+      const config = loadConfig({ ...BASE, SHARDQL_EVENT_RETENTION: value }); // the syntax is fine
+      assert.throws(() => servedEventSettings(config, spec), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+    });
+  }
 });

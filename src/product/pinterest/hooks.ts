@@ -8,7 +8,7 @@
 import { ShardqlError } from '../../core/errors.ts';
 import { listingOfRef } from '../../core/listings.ts';
 import type { ObjectType } from '../../core/objectTypes.ts';
-import { eventOf, type ActivityKind, type Happening } from '../../core/events.ts';
+import { eventOf, type Happening } from '../../core/events.ts';
 import { sourcesOf } from '../../core/feedSpec.ts';
 import { formatId, shardOf } from '../../core/ids.ts';
 import type { Storage } from '../../storage/index.ts';
@@ -21,6 +21,7 @@ import { listingStep } from '../../services/cascade.ts';
 import { appendEventStep, type LocalWrite } from '../../services/writeExecutor.ts';
 import type { RelationHooks, WriteHooks } from '../../services/writeHooks.ts';
 import { pinterestFeed } from './feed.ts';
+import { PINTEREST_EVENTS as EVENTS, type PinterestActivityKind } from './events.ts';
 
 export interface ProductHookDeps {
   readonly storage: Storage;
@@ -41,7 +42,7 @@ export interface ProductHookDeps {
  * write completes them and a retried one adds nothing (the event ID is the happening's).
  */
 export function happeningEvents(w: LocalWrite, h: Happening, owner: bigint | undefined): IntentStep[] {
-  const events = [eventOf(h, h.actor, 'activity'), ...(owner !== undefined && owner !== h.actor ? [eventOf(h, owner, 'notifications')] : [])];
+  const events = [eventOf(EVENTS, h, h.actor, 'activity'), ...(owner !== undefined && owner !== h.actor ? [eventOf(EVENTS, h, owner, 'notifications')] : [])];
   const local = events.filter((e) => shardOf(e.user) === w.shard);
   const source = local[0];
   if (!source) throw new Error(`a ${h.kind} event has no sequence on shard ${w.shard}`);
@@ -86,13 +87,13 @@ function enqueuer(deps: ProductHookDeps) {
 }
 
 /** A relation that shows in activity and notifications as `kind`; `cleans`: removing it cleans the viewer's stored feed. */
-function related(kind: ActivityKind, enqueue: ReturnType<typeof enqueuer>, cleans: boolean): RelationHooks {
+function related(kind: PinterestActivityKind, enqueue: ReturnType<typeof enqueuer>, cleans: boolean): RelationHooks {
   return {
     records: ({ viewer, target, owner, sequence }) => {
       const happening: Happening = { kind, actor: viewer, object: target.id, detail: null, ts: sequence };
       const notifies = owner !== undefined && owner !== viewer;
       return {
-        events: { own: eventOf(happening, viewer, 'activity'), notify: notifies ? eventOf(happening, owner, 'notifications') : null },
+        events: { own: eventOf(EVENTS, happening, viewer, 'activity'), notify: notifies ? eventOf(EVENTS, happening, owner, 'notifications') : null },
         ...(notifies ? { notifies: owner } : {}),
       };
     },

@@ -5,6 +5,7 @@
 import type { Product } from '../product.ts';
 import { pinterestImport } from './importSource.ts';
 import { pinterestFeed } from './feed.ts';
+import { PINTEREST_EVENTS } from './events.ts';
 import { pinterestResolvers } from './resolvers.ts';
 import { ProductWrites } from './writes.ts';
 
@@ -16,6 +17,7 @@ export const pinterest: Product = {
     relations: ['user_likes_pins', 'user_follows_users', 'user_follows_boards', 'user_has_boards', 'board_has_pins', 'pin_repinned_as_pins'],
   },
   resolvers: pinterestResolvers,
+  events: PINTEREST_EVENTS,
   writes: (deps) => new ProductWrites(deps),
   importSource: pinterestImport,
   feed: pinterestFeed,

@@ -8,10 +8,11 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { ShardqlError } from '../../core/errors.ts';
 import { checkPageSize } from '../../core/validate.ts';
 import type { StoredObject } from '../../storage/objectStore.ts';
-import { activityColumns, activityConnection, activityEventResolvers, notificationConnection, notificationResolvers } from '../../graphql/activity.ts';
+import { activityColumns, activityConnection, activityEventResolvers, activityKindOf, notificationConnection, notificationResolvers, type ShownEvent, type ShownGroup } from '../../graphql/activity.ts';
 import { pageInfoOf } from '../../graphql/connections.ts';
 import type { GatewayContext } from '../../graphql/context.ts';
 import { deletePayload, idArg as id, idempotency } from '../../graphql/mutationResolvers.ts';
+import { PINTEREST_EVENTS as EVENTS } from './events.ts';
 import { ProductWrites } from './writes.ts';
 
 type Args = Record<string, unknown>;
@@ -64,16 +65,28 @@ export const pinterestResolvers = {
   },
 
   User: {
-    activity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityConnection(ctx, o.id, a),
-    latestActivity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityColumns(ctx, o.id, a),
+    activity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityConnection(ctx, EVENTS, o.id, a),
+    latestActivity: (o: StoredObject, a: Args, ctx: GatewayContext) => activityColumns(ctx, EVENTS, o.id, a),
     notifications: (o: StoredObject, a: Args, ctx: GatewayContext) => {
       // Only the user themself: anyone else (or no one) is refused, and the field is null.
       if (ctx.viewerId === undefined) throw new ShardqlError('UNAUTHENTICATED', 'Notifications need a viewer: send Authorization: Bearer <token>');
       if (ctx.viewerId !== o.id) throw new ShardqlError('FORBIDDEN', "Expected the viewer's own notifications, got another user's");
-      return notificationConnection(ctx, o.id, a);
+      return notificationConnection(ctx, EVENTS, o.id, a);
     },
   },
 
-  ActivityEvent: activityEventResolvers,
-  Notification: notificationResolvers,
+  ActivityEvent: {
+    ...activityEventResolvers(EVENTS),
+    // What the event is about: a pin (a like, a repin's original, a comment's pin), a board or a user followed.
+    pin: (s: ShownEvent) => (s.object.type === 'pin' ? s.object : null),
+    repin: (s: ShownEvent) => (activityKindOf(EVENTS, s.event) === 'REPIN' ? s.detail : null),
+    comment: (s: ShownEvent) => (activityKindOf(EVENTS, s.event) === 'COMMENT' ? s.detail : null),
+    board: (s: ShownEvent) => (s.object.type === 'board' ? s.object : null),
+    user: (s: ShownEvent) => (activityKindOf(EVENTS, s.event) === 'FOLLOW_USER' ? s.object : null),
+  },
+  Notification: {
+    ...notificationResolvers(EVENTS),
+    pin: (s: ShownGroup) => (s.target.type === 'pin' ? s.target : null),
+    board: (s: ShownGroup) => (s.target.type === 'board' ? s.target : null),
+  },
 };

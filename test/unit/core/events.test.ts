@@ -1,6 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_EVENT_RETENTION, eventIdOf, eventOf, parseEventRetention, storedKindsOf } from '../../../src/core/events.ts';
+import { defaultEventRetention, eventIdOf, eventOf as eventIn, parseEventRetention as parseIn, storedKindsOf as storedKindsIn, type Happening, type EventSide } from '../../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../../src/product/pinterest/events.ts';
+
+// The generic functions over Pinterest's spec (src/product/pinterest/events.ts).
+const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTEREST_EVENTS, h, user, side);
+const storedKindsOf = (side: EventSide, kinds: readonly string[] | null) => storedKindsIn(PINTEREST_EVENTS, side, kinds);
+const parseEventRetention = (text: string) => parseIn(PINTEREST_EVENTS, text);
+const DEFAULT_EVENT_RETENTION = defaultEventRetention(PINTEREST_EVENTS);
 
 describe('Events: IDs, kinds, retention settings', () => {
   const like = { kind: 'LIKE', actor: 7n, object: 42n, detail: null, ts: 1_700_000_000_000 } as const;

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSchema, getOperationAST, parse, validate, specifiedRules } from 'graphql';
-import { checkCost, DEFAULT_COST_BUDGET, estimateCost, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
+import { checkCost, DEFAULT_COST_BUDGET, estimateCost, eventCost, WRITE_ROUND_TRIPS, WRITE_ROWS } from '../../../src/graphql/cost.ts';
+import { PINTEREST_EVENTS } from '../../../src/product/pinterest/events.ts';
 import { aliasLimit, depthLimit, directiveLimit } from '../../../src/graphql/limits.ts';
 import { loadTypeDefs } from '../../../src/graphql/schema.ts';
 import { FEED_COST_SOURCES, FEED_MAX_SOURCES, feedCost } from '../../../src/loaders/feed.ts';
@@ -15,7 +16,8 @@ const feed = feedCost(servedFeed()!);
 function cost(query: string, variables: Record<string, unknown> = {}, hosts = 2) {
   const document = parse(query);
   const operation = getOperationAST(document)!;
-  return estimateCost({ schema, document, operation, variables, hosts, feed });
+  // The served product's feed and event fields, as the gateway passes them (server.ts).
+  return estimateCost({ schema, document, operation, variables, hosts, feed, events: eventCost(PINTEREST_EVENTS) });
 }
 
 const pick = (c: { rows: number; levels: number }): { rows: number; levels: number } => ({ rows: c.rows, levels: c.levels });
@@ -96,7 +98,7 @@ describe('Cost: estimated from the physical plan', () => {
     // viewer 1; the scan 1 × 1000; the page 11 + 10 (the generic connection charge); per group its pin and 3 actors.
     assert.deepEqual(pick(cost(q)), { rows: 1 + 1000 + 21 + 10 * (1 + 3), levels: 5 });
     const document = parse('{ viewer { notifications { edges { node { count } } } } }');
-    const kept = estimateCost({ schema, document, operation: getOperationAST(document)!, variables: {}, hosts: 2, eventsKeptPerKind: 50 });
+    const kept = estimateCost({ schema, document, operation: getOperationAST(document)!, variables: {}, hosts: 2, events: eventCost(PINTEREST_EVENTS, 50) });
     assert.deepEqual(pick(kept), { rows: 1 + 5 * 50 + 41, levels: 4 });
     // Aliases multiply it: 11 pages of notifications are over the default budget.
     const many = `{ viewer { ${Array.from({ length: 11 }, (_, i) => `n${i}: notifications(first: 1) { edges { node { count } } }`).join(' ')} } }`;

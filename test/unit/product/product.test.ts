@@ -9,6 +9,9 @@ import { derivedQueryResolvers, queryFields } from '../../../src/graphql/queryRe
 import { attach, attachedFeed, missingNeeds, type Product } from '../../../src/product/product.ts';
 import { pinterest } from '../../../src/product/pinterest/index.ts';
 import { PRODUCTS } from '../../../src/product/served.ts';
+import { PINTEREST_EVENTS } from '../../../src/product/pinterest/events.ts';
+import { eventSpecProblems, type EventSpec, type StoredKindSpec } from '../../../src/core/events.ts';
+import type { ModelData } from '../../../src/core/model/model.ts';
 
 const qa = parseModel(readModelFiles('examples/qa'));
 const qaSdl = loadTypeDefs('examples/qa');
@@ -67,6 +70,54 @@ describe('Products: attached by the names they need', () => {
   test('two attached products that both bring writes are refused', () => {
     const other: Product = { name: 'other', needs: { types: [], relations: [] }, resolvers: {}, writes: pinterest.writes! };
     assert.throws(() => attach([pinterest, other], servedModel(), loadTypeDefs()), /products pinterest, other each bring their writes; expected at most one/);
+  });
+});
+
+describe('Products: their events, checked against the model when they attach', () => {
+  /** Pinterest with one stored kind changed (or added). */
+  const withKind = (name: string, kind: StoredKindSpec): Product => ({ ...pinterest, events: { ...PINTEREST_EVENTS, storedKinds: { ...PINTEREST_EVENTS.storedKinds, [name]: kind } } });
+  const withEvents = (events: Partial<EventSpec>): Product => ({ ...pinterest, events: { ...PINTEREST_EVENTS, ...events } });
+  /** schema/ without one relation (and the inverse naming it). */
+  const without = (table: string): ModelData => {
+    const m = servedModel();
+    return { ...m, relations: m.relations.filter((r) => r.table !== table).map((r) => (r.inverse === table ? { ...r, inverse: null } : r)) };
+  };
+
+  test("Pinterest's spec holds together and every edge's relation is in schema/", () => {
+    assert.deepEqual(eventSpecProblems(PINTEREST_EVENTS), []);
+    assert.equal(attach([pinterest], servedModel(), loadTypeDefs()).attached[0]?.events, PINTEREST_EVENTS);
+  });
+
+  const cases: [string, Product, ModelData, string[]][] = [
+    [
+      'an edge naming a relation the model lacks',
+      withKind('pin_liked', { kind: 'LIKE', side: 'notifications', edge: { table: 'pin_saved_by_users', from: 'object', to: 'actor' } }),
+      servedModel(),
+      ['relation pin_saved_by_users (event kind pin_liked)'],
+    ],
+    // Only the events name pin_liked_by_users (not the hooks' needs): the model alone decides.
+    ['a model without the relation an edge names', pinterest, without('pin_liked_by_users'), ['relation pin_liked_by_users (event kind pin_liked)']],
+    [
+      "an edge from the row user on a relation that is not the viewer's",
+      withKind('liked_pin', { kind: 'LIKE', side: 'activity', edge: { table: 'pin_liked_by_users', from: 'user', to: 'object' } }),
+      servedModel(),
+      ['relation pin_liked_by_users from user (event kind liked_pin), got from pin'],
+    ],
+    ['a stored kind of no activity kind', withKind('pin_saved', { kind: 'SAVE', side: 'notifications', edge: null }), servedModel(), ['event kind pin_saved: its kind SAVE is not among the activity kinds (LIKE, REPIN, COMMENT, FOLLOW_USER, FOLLOW_BOARD)']],
+    ['two stored kinds for one kind on one side', withKind('pin_liked_again', { kind: 'LIKE', side: 'notifications', edge: null }), servedModel(), ['event kind pin_liked_again: a second stored kind for LIKE on notifications']],
+    ['a stored kind the events table cannot hold', withKind('Pin-Liked', { kind: 'COMMENT', side: 'activity', edge: null }), servedModel(), ['event kind "Pin-Liked": expected 1-32 lowercase letters or underscores', 'event kind Pin-Liked: a second stored kind for COMMENT on activity']],
+    ['a served field the SDL lacks', withEvents({ fields: { latest: ['User.newestActivity'] } }), servedModel(), ['field User.newestActivity']],
+  ];
+  for (const [name, product, model, missing] of cases) {
+    test(`refused: ${name}`, () => {
+      assert.deepEqual(missingNeeds(product, model, loadTypeDefs()), missing);
+      assert.deepEqual(attach([product], model, loadTypeDefs()), { attached: [], refused: [{ product: 'pinterest', missing }] });
+    });
+  }
+
+  test('two attached products that both declare events are refused (one events table)', () => {
+    const other: Product = { name: 'other', needs: { types: [], relations: [] }, resolvers: {}, events: PINTEREST_EVENTS };
+    assert.throws(() => attach([pinterest, other], servedModel(), loadTypeDefs()), /products pinterest, other each declare events; expected at most one/);
   });
 });
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { encodeId, formatId } from '../../../src/core/ids.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
 import { OBJECT_TYPES, typeNumberOf } from '../../../src/core/objectTypes.ts';
-import { eventOf } from '../../../src/core/events.ts';
+import { eventOf as eventIn, type EventSide, type Happening } from '../../../src/core/events.ts';
+import { PINTEREST_EVENTS } from '../../../src/product/pinterest/events.ts';
 import type { Storage } from '../../../src/storage/index.ts';
 import { storedObject } from '../../../src/storage/objectStore.ts';
 import { productHooks } from '../../../src/product/pinterest/hooks.ts';
@@ -12,6 +13,8 @@ const on = (shard: number, type: keyof typeof OBJECT_TYPES, local: bigint) => en
 const ann = on(1, 'user', 1n);
 const bob = on(2, 'user', 2n);
 const bobsPin = storedObject(on(2, 'pin', 3n), 'pin', { pinner_id: formatId(bob) }, 1, 1);
+
+const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTEREST_EVENTS, h, user, side);
 
 // The relation hooks below read and write nothing: no storage is reached.
 const hooks = productHooks({ storage: {} as Storage });
