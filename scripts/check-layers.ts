@@ -6,11 +6,16 @@
  * payloads the job kinds implement. Products (src/product/) sit above the gateway's layers and attach
  * to them by name (product/served.ts); nothing generic imports them.
  * No import cycle among src/ files, type-only imports included; only entry points read
- * process.env; no SQL lives outside storage/.
+ * process.env; no SQL lives outside storage/. Outside the model and the products' own code (product/,
+ * and demo/ and bulk/, the demo's and the benchmark's data), src/ names no type or table of the
+ * project's model (scripts/productNames.ts).
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 import { importCycles, importsOf } from './importGraph.ts';
+import { codeOf, namesIn, productNames } from './productNames.ts';
+import { readModelFiles } from '../src/core/model/modelFiles.ts';
+import { parseModel } from '../src/core/model/parseModel.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const src = join(root, 'src');
@@ -64,6 +69,11 @@ function files(dir: string): string[] {
   });
 }
 
+/** Where the project's model (schema/) may be named: the products, their demo and benchmark data, the generated model, the local stack (MySQL's own `user`). */
+const NAMES_ALLOWED = ['product', 'demo', 'bulk', 'stack'];
+const NAMES_ALLOWED_FILES = ['core/model/declared.ts'];
+const PRODUCT_NAMES = productNames(parseModel(readModelFiles(join(root, 'schema'))));
+
 const problems: string[] = [];
 /** src/ file → the src/ files it imports (type-only imports too), for the cycle check. */
 const graph = new Map<string, Set<string>>();
@@ -95,6 +105,10 @@ for (const file of files(src)) {
       const users = DRIVERS[pkg];
       if (users && !typeOnly && !users.includes(layer)) problems.push(`${rel}: layer '${layer}' imports the driver ${pkg}`);
     }
+  }
+  if (!NAMES_ALLOWED.includes(layer) && !NAMES_ALLOWED_FILES.includes(rel)) {
+    const named = namesIn(codeOf(source), PRODUCT_NAMES);
+    if (named.length > 0) problems.push(`${rel}: names the product's model (${[...new Set(named)].join(', ')}); generic code reads the served model`);
   }
   if (!isEntry && /process\.env\b/.test(text)) problems.push(`${rel}: reads process.env (only entry points may)`);
   if (layer !== 'storage' && layer !== 'bulk' && layer !== 'stack' && /['"`]\s*(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM)\s/i.test(text)) {
