@@ -4,13 +4,14 @@
  *
  *   1. a `shardql worker` process (feed queue only) on the benchmark's stack;
  *   2. one pinner (a mutation user of the data set) gets `followers` followers — the users a feed-1k
- *      user follows (follows are idempotent: a rerun adds none) — and each follower's feed is read
- *      once through the gateway, so it exists (fan-out only reaches feeds that exist);
+ *      user follows, those not following it yet — and each follower's feed is read once through the
+ *      gateway, so it exists (fan-out only reaches feeds that exist);
  *   3. latency: `pins` pins one after another, each timed from sending `createPin` to the pin being
  *      in every follower's stored feed (Redis polled every 5 ms: one pipeline of ZSCOREs);
  *   4. throughput: a burst of `burst` pins sent together (8 at a time), timed from the first send
  *      to the last insertion: insertions per second (and the workers' own counter of them);
- *   5. the pins are deleted again (their retractions run before the worker stops).
+ *   5. the pins are deleted again (their retractions run before the worker stops), and the follows
+ *      made in 2 undone: the data set is left as the flat database has it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -94,6 +95,7 @@ export async function runFanout(inputs: FanoutInputs): Promise<FanoutResult> {
   const worker = await startWorker(inputs);
   log(`  fan-out: worker ${worker.name}`);
   const made: string[] = [];
+  const followed: string[] = [];
   try {
     // The audience: users the follow source follows, each following the pinner, each with a feed.
     const followers: string[] = [];
@@ -105,7 +107,14 @@ export async function runFanout(inputs: FanoutInputs): Promise<FanoutResult> {
       if (!page.pageInfo.hasNextPage) break;
       after = page.pageInfo.endCursor;
     }
-    await pool(followers, 8, async (f) => void (await ok('mutation($u: ID!) { followUser(userId: $u) { id } }', { u: inputs.pinner }, f)));
+    // Only those who do not follow the pinner yet follow it, and unfollow it again at the end: the
+    // data set's follows stay the flat database's (the profile compares following counts).
+    await pool(followers, 8, async (f) => {
+      const d = await ok('query($u: ID!) { user(id: $u) { viewerFollows } }', { u: inputs.pinner }, f);
+      if (d.user.viewerFollows) return;
+      await ok('mutation($u: ID!) { followUser(userId: $u) { id } }', { u: inputs.pinner }, f);
+      followed.push(f);
+    });
     await pool(followers, 8, async (f) => void (await ok('{ homeFeed(first: 1) { edges { cursor } } }', {}, f)));
     const keys = followers.map((f) => feedKey(BigInt(f)));
     const missing = (await Promise.all(keys.map((k) => redis.exists(k)))).filter((n) => n === 0).length;
@@ -174,6 +183,7 @@ export async function runFanout(inputs: FanoutInputs): Promise<FanoutResult> {
   } finally {
     // Leave the data set as it was: the pins go, their retractions run before the worker stops.
     await pool(made, 8, async (p) => void (await send('mutation($p: ID!) { deletePin(id: $p) { deleted } }', { p }, inputs.pinner)));
+    await pool(followed, 8, async (f) => void (await send('mutation($u: ID!) { unfollowUser(userId: $u) { id } }', { u: inputs.pinner }, f)));
     const queue = new JobQueue({ redis, prefix: DEFAULT_QUEUE_PREFIX, registry: JOB_KINDS });
     const drainBy = Date.now() + 60_000;
     while (Date.now() < drainBy) {

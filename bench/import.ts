@@ -57,7 +57,7 @@ import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
 import { IMPORT_PAGE, importMarkdown, type ImportReport, type ImportRunReport, type ImportScenarioCheck, type ImportVerifyReport } from './importMarkdown.ts';
 import { attribute, type CpuProfile } from './profile.ts';
 import { firstDifference } from './report.ts';
-import { BOARD_PAGE, BOARD_WALK, buildScenarios, HOME_FEED, PIN_DETAIL, PROFILE, type ScenarioRequest } from './scenarios.ts';
+import { BOARD_PAGE, BOARD_WALK, buildScenarios, HOME_FEED, PIN_DETAIL, PROFILE, walkSizes, type ScenarioRequest } from './scenarios.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
 import { tokenCache } from './systems.ts';
 
@@ -439,9 +439,9 @@ async function scenarioCheck(opts: { source: StackInfo; target: StackInfo; info:
     .map((x) => (x.mutation ? `${x.key}: a mutation (changes the shards; not an answer to compare)` : `${x.key}: events are not in the flat database's import scope (the import copies users, boards, pins, comments, likes, follows, board follows)`));
   const walk = async (url: string, board: string, pages: number): Promise<string | null> => {
     let after: string | null = null;
-    for (let p = 0; p < pages; p++) {
-      const d = (await send(url, { query: BOARD_WALK, variables: { id: board, after } })) as { board: { pins: { pageInfo: { endCursor: string | null; hasNextPage: boolean } } } };
-      if (!d.board.pins.pageInfo.hasNextPage) throw new Error(`board ${board} has no page ${p + 2}`);
+    for (const first of walkSizes(pages * 20)) {
+      const d = (await send(url, { query: BOARD_WALK, variables: { id: board, first, after } })) as { board: { pins: { pageInfo: { endCursor: string | null; hasNextPage: boolean } } } };
+      if (!d.board.pins.pageInfo.hasNextPage) throw new Error(`board ${board} has no page ${pages + 1} of 20`);
       after = d.board.pins.pageInfo.endCursor;
     }
     return after;

@@ -48,7 +48,7 @@ import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
 import { benchmarkMarkdown, LATEST_PAGE } from './markdown.ts';
 import { firstDifference, formatFanout, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
-import { BOARD_WALK, buildScenarios, NOTIFICATIONS_WALK, type Scenario, type ScenarioRequest } from './scenarios.ts';
+import { BOARD_WALK, buildScenarios, NOTIFICATIONS_WALK, walkSizes, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { eventSettings, parseRetentionSettings } from '../src/core/events.ts';
 import { PINTEREST_EVENTS } from '../src/product/pinterest/events.ts';
 import { benchStack, DEFAULT_BENCH_STACK, ROOT } from './stack.ts';
@@ -224,16 +224,18 @@ async function main(): Promise<void> {
     if (!wanted || wanted.has('board-page-100')) await Promise.all(
       info.specials.bigBoards.map(async (board) => {
         let after: string | null = null;
-        for (let page = 1; page <= 99; page++) {
-          const res = await send(ours.url, { query: BOARD_WALK, variables: { id: board, after } });
+        let walked = 0;
+        for (const first of walkSizes(99 * 20)) {
+          const res = await send(ours.url, { query: BOARD_WALK, variables: { id: board, first, after } });
+          walked += first;
           const pins = (res.body.data as { board?: { pins?: { pageInfo?: { endCursor?: string | null; hasNextPage?: boolean } } } } | undefined)?.board?.pins;
-          if (!pins?.pageInfo?.endCursor || !pins.pageInfo.hasNextPage) throw new Error(`board ${board} has no page ${page + 1}: ${JSON.stringify(res.body).slice(0, 300)}`);
+          if (!pins?.pageInfo?.endCursor || !pins.pageInfo.hasNextPage) throw new Error(`board ${board} has no pin after its ${walked}th: ${JSON.stringify(res.body).slice(0, 300)}`);
           after = pins.pageInfo.endCursor;
         }
         page100.set(board, after!);
       }),
     );
-    if (page100.size > 0) log(`walked 99 pages of ${page100.size} big boards for the page-100 cursors`);
+    if (page100.size > 0) log(`walked 1,980 pins (99 pages of 20) of ${page100.size} big boards, in pages of 100, for the page-100 cursors`);
 
     // Each notified user's first page through the gateway: full (else the data set is wrong), and its end cursor for page 2.
     const notificationsPage2 = new Map<string, string>();

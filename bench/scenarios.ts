@@ -55,10 +55,21 @@ export const BOARD_PAGE = `query BoardPage($id: ID!, $after: String) {
   }
 }`;
 
-/** Walks a board's pages to find the cursor of page N. */
-export const BOARD_WALK = `query BoardWalk($id: ID!, $after: String) {
-  board(id: $id) { pins(first: 20, after: $after) { pageInfo { hasNextPage endCursor } } }
+/** Walks a board's pages to find the cursor of page N (see `walkSizes`). */
+export const BOARD_WALK = `query BoardWalk($id: ID!, $first: Int!, $after: String) {
+  board(id: $id) { pins(first: $first, after: $after) { pageInfo { hasNextPage endCursor } } }
 }`;
+
+/**
+ * The page sizes of a walk over `rows` rows, in pages of the largest size a client may ask (100): a
+ * keyset cursor names its row, not its page, so the cursor after row 1,980 is page 100's of 20
+ * whichever sizes led there: 20 requests where pages of 20 take 99.
+ */
+export function walkSizes(rows: number, largest = 100): number[] {
+  const sizes: number[] = [];
+  for (let left = rows; left > 0; left -= largest) sizes.push(Math.min(largest, left));
+  return sizes;
+}
 
 export const PIN_DETAIL = `query PinDetail($id: ID!) {
   pin(id: $id) {
