@@ -10,7 +10,7 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { createCacheLayers, type CacheLayers } from '../../src/cache/cacheLayers.ts';
-import { feedKey, RedisFeeds } from '../../src/cache/redisFeeds.ts';
+import { feedKey, feedMember, RedisFeeds, type FeedEntry, type FeedRead } from '../../src/cache/redisFeeds.ts';
 import { JobQueue } from '../../src/jobs/jobQueue.ts';
 import { JOB_KINDS } from '../../src/jobs/registry.ts';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
@@ -438,5 +438,59 @@ describe('Feeds: the Redis scripts (one viewer’s key)', () => {
     await f.append([v], e(7, 300));
     const after = await f.read(v, { time: 300, id: 7n }, 10);
     assert.deepEqual(after.state === 'stored' && after.entries, [e(3, 300)]);
+  });
+
+  test('a page kept in the process answers only while its feed is unchanged: every change, from any process, raises the version', async () => {
+    let clock = 5_000_000;
+    const keeping = (): RedisFeeds => new RedisFeeds({ redis, cap: 3, now: () => clock });
+    const a = keeping(); // the reader, keeping pages
+    const b = keeping(); // another gateway or a worker, writing
+    const entries = (r: FeedRead): FeedEntry[] => {
+      assert.equal(r.state, 'stored');
+      return r.state === 'stored' ? r.entries : [];
+    };
+    const page = async (): Promise<FeedEntry[]> => entries(await a.read(v, undefined, 10));
+    await a.drop(v);
+    const token = await b.mark(v, 1000);
+    await b.commit(v, token!, [e(1, 100), e(2, 200)], undefined);
+    const first = await page();
+    assert.equal(await page(), first, 'unchanged: the kept page itself answers');
+    await b.append([v], e(3, 300));
+    assert.deepEqual(await page(), [e(3, 300), e(2, 200), e(1, 100)], 'an append elsewhere: read again');
+    await b.remove(v, [2n]);
+    assert.deepEqual(await page(), [e(3, 300), e(1, 100)], 'a removal (feed.clean)');
+    await b.removeFromMany([v], 1n);
+    assert.deepEqual(await page(), [e(3, 300)], 'a removal from many feeds (a retraction)');
+    const kept = await page();
+    assert.deepEqual(await b.append([v], e(3, 300)), { missing: 0, added: 0, 'below-horizon': 0, present: 1 });
+    assert.equal(await b.remove(v, [77n]), 0);
+    assert.equal(await page(), kept, 'changes that changed nothing keep the version');
+    // A page after a cursor is kept apart from the first page.
+    await b.append([v], e(4, 250));
+    const later = entries(await a.read(v, { time: 300, id: 3n }, 10));
+    assert.deepEqual(later, [e(4, 250)]);
+    assert.equal(entries(await a.read(v, { time: 300, id: 3n }, 10)), later);
+    assert.deepEqual(await page(), [e(3, 300), e(4, 250)]);
+    // A rebuild replaces the feed: its version starts again, under a new build time.
+    const rebuild = await b.mark(v, 2000, { replace: true });
+    assert.equal((await a.read(v, undefined, 10)).state, 'building');
+    await b.commit(v, rebuild!, [e(8, 800)], undefined);
+    assert.deepEqual(await page(), [e(8, 800)], 'after a rebuild');
+    // Kept pages age out: one older than the max age (10 s) is read again, whatever its version.
+    const young = await page();
+    clock += 10_001;
+    const aged = await page();
+    assert.notEqual(aged, young);
+    assert.deepEqual(aged, young);
+    assert.equal(await page(), aged);
+    // A feed without a version (written by a build before versions) is never kept.
+    await redis.del(feedKey(v));
+    await redis.zadd(feedKey(v), -1, 'b:3000', 100, feedMember(1n));
+    const unversioned = await page();
+    assert.deepEqual(unversioned, [e(1, 100)]);
+    assert.notEqual(await page(), unversioned);
+    // A feed gone (expired, evicted, flushed) is gone for the reader too, whatever it kept.
+    await b.drop(v);
+    assert.equal((await a.read(v, undefined, 10)).state, 'missing');
   });
 });
