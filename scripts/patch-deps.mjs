@@ -20,6 +20,12 @@
  * through the module loader's resolution (and tsx's hooks) every time: 2.5% of the gateway's busy
  * CPU on a small read (board page 1's profile: computeQueryHash 4.3%, of which Module._load 2.5%).
  * The patch requires the module once and keeps it.
+ *
+ * @apollo/server 5.5.1, requestPipeline.js: every request builds a Negotiator over its Accept header
+ * to choose between the two incremental-delivery formats (\`useLegacyIncremental\`), which a gateway
+ * executor (ours) never reads: 3.6% of the gateway's busy CPU on a board page (negotiator and its
+ * media-type parsing). The answer depends on the Accept header alone, so the patch keeps it per
+ * header value (at most 64 distinct values kept; others are negotiated every time, as before).
  */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -73,11 +79,45 @@ function createHash(kind) {
         return (nodeCrypto ??= module.require("crypto")).createHash(kind);
     }`;
 
-/** The class goes before the source map comment (ESM) or at the end (CJS): both are module scope. */
+/** Module-scope code goes before the source map comment (ESM) or at the end (CJS): both are module scope. */
+function atModuleScope(text, code) {
+  const at = text.lastIndexOf('//# sourceMappingURL=');
+  return at < 0 ? text + code : text.slice(0, at) + code + text.slice(at);
+}
+
 function withClass(text) {
-  const patched = text.replace(ORIGINAL, PATCHED);
-  const at = patched.lastIndexOf('//# sourceMappingURL=');
-  return at < 0 ? patched + CLASS : patched.slice(0, at) + CLASS + patched.slice(at);
+  return atModuleScope(text.replace(ORIGINAL, PATCHED), CLASS);
+}
+
+const NEGOTIATE_PATCH_MARK = '/* shardql: incremental format negotiated once per Accept value (scripts/patch-deps.mjs) */';
+/** The expression as each build spells it: the Negotiator and MEDIA_TYPES names differ. */
+const negotiation = (negotiator, types, accept) => `new ${negotiator}({
+                    headers: { accept: ${accept} },
+                }).mediaType([
+                    ${types}.MULTIPART_MIXED_EXPERIMENTAL_ALPHA_9,
+                    ${types}.MULTIPART_MIXED_EXPERIMENTAL_ALPHA_2,
+                ]) === ${types}.MULTIPART_MIXED_EXPERIMENTAL_ALPHA_2`;
+function negotiatePatch(kind, negotiator, types) {
+  const original = `                useLegacyIncremental: ${negotiation(negotiator, types, "request.http?.headers.get('accept')")},`;
+  const memo = `
+${NEGOTIATE_PATCH_MARK}
+const shardqlLegacyIncrementalByAccept = new Map();
+function shardqlLegacyIncremental(accept) {
+    let legacy = shardqlLegacyIncrementalByAccept.get(accept);
+    if (legacy === undefined) {
+        legacy = ${negotiation(negotiator, types, 'accept')};
+        if (shardqlLegacyIncrementalByAccept.size < 64) shardqlLegacyIncrementalByAccept.set(accept, legacy);
+    }
+    return legacy;
+}
+`;
+  return {
+    file: `node_modules/@apollo/server/dist/${kind}/requestPipeline.js`,
+    mark: NEGOTIATE_PATCH_MARK,
+    original,
+    apply: (text) => atModuleScope(text.replace(original, `                useLegacyIncremental: shardqlLegacyIncremental(request.http?.headers.get('accept')),`), memo),
+    changed: 'no longer negotiates the incremental format as this patch expects; check the new @apollo/server version',
+  };
 }
 
 const PATCHES = [
@@ -88,6 +128,8 @@ const PATCHES = [
     apply: withClass,
     changed: 'no longer holds the response.http literal this patch replaces; check the new @apollo/server version',
   })),
+  negotiatePatch('esm', 'Negotiator', 'MEDIA_TYPES'),
+  negotiatePatch('cjs', 'negotiator_1.default', 'ApolloServer_js_1.MEDIA_TYPES'),
   {
     file: 'node_modules/@apollo/utils.createhash/dist/index.js',
     mark: CREATEHASH_PATCH_MARK,

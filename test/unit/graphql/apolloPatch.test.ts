@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { HeaderMap } from '@apollo/server';
 import { createRequire } from 'node:module';
 import { createHash as nodeCreateHash } from 'node:crypto';
-import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, unpatchedDependencies } from '../../../src/graphql/apolloPatch.ts';
+import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, NEGOTIATE_PATCH_MARK, unpatchedDependencies } from '../../../src/graphql/apolloPatch.ts';
 
 /**
  * scripts/patch-deps.mjs changes how @apollo/server builds the request context a gateway executor
@@ -14,6 +14,8 @@ import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, unpatchedDependencies } from 
  * made a new V8 map per request, and every request's state survive its scavenges). Checked here:
  * the patch is installed (ESM and CommonJS builds), and the object behaves as Apollo's did.
  */
+/** The Negotiator @apollo/server uses, resolved from it. */
+const Negotiator = createRequire(import.meta.resolve('@apollo/server'))('negotiator') as new (req: { headers: { accept?: string | undefined } }) => { mediaType(types: string[]): string | undefined };
 const dist = join(dirname(fileURLToPath(import.meta.resolve('@apollo/server'))), '..');
 const file = (kind: 'esm' | 'cjs'): string => join(dist, kind, 'utils/makeGatewayGraphQLRequestContext.js');
 
@@ -45,6 +47,28 @@ describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
     // The point of the patch: the accessor lives on a shared prototype, not on each request's object.
     assert.equal(Object.getOwnPropertyDescriptor(one.gateway.response.http, 'status'), undefined);
     assert.equal(Object.getPrototypeOf(one.gateway.response.http), Object.getPrototypeOf(two.gateway.response.http));
+  });
+
+  test("the request pipeline's incremental format: negotiated once per Accept value, with Negotiator's answers", () => {
+    const ALPHA_9 = 'multipart/mixed; incrementalSpec=v0.2';
+    const ALPHA_2 = 'multipart/mixed; deferSpec=20220824';
+    const original = (accept: string | undefined): boolean => new Negotiator({ headers: { accept } }).mediaType([ALPHA_9, ALPHA_2]) === ALPHA_2;
+    for (const kind of ['esm', 'cjs'] as const) {
+      const text = readFileSync(join(dist, kind, 'requestPipeline.js'), 'utf8');
+      assert.ok(text.includes(NEGOTIATE_PATCH_MARK), `${kind} build patched`);
+      assert.ok(!text.includes("headers: { accept: request.http?.headers.get('accept') }"), `${kind}: no per-request negotiation left`);
+      // The memo as installed, run over the Negotiator the file names, its cache filled past its bound.
+      const body = text.slice(text.indexOf(NEGOTIATE_PATCH_MARK) + NEGOTIATE_PATCH_MARK.length);
+      const types = { MULTIPART_MIXED_EXPERIMENTAL_ALPHA_9: ALPHA_9, MULTIPART_MIXED_EXPERIMENTAL_ALPHA_2: ALPHA_2 };
+      const scope = kind === 'esm' ? { Negotiator, MEDIA_TYPES: types } : { negotiator_1: { default: Negotiator }, ApolloServer_js_1: { MEDIA_TYPES: types } };
+      const end = body.indexOf('//# sourceMappingURL=');
+      const code = end < 0 ? body : body.slice(0, end);
+      const memo = new Function(...Object.keys(scope), `${code}\nreturn shardqlLegacyIncremental;`)(...Object.values(scope)) as (accept: string | undefined) => boolean;
+      const accepts = [undefined, '', '*/*', 'application/json', ALPHA_2, ALPHA_9, `${ALPHA_9}, ${ALPHA_2}`, `${ALPHA_2};q=0.9, ${ALPHA_9};q=0.1`, 'multipart/mixed', ...Array.from({ length: 70 }, (_, i) => `application/x-${i}, ${i % 2 ? ALPHA_2 : ALPHA_9}`)];
+      for (let round = 0; round < 2; round++) for (const a of accepts) assert.equal(memo(a), original(a), `${kind}, accept ${a}, round ${round}`);
+      assert.equal(memo(ALPHA_2), true);
+      assert.equal(memo(undefined), false);
+    }
   });
 
   test('@apollo/utils.createhash requires crypto once, and hashes as before', () => {
