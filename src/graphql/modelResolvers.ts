@@ -23,7 +23,16 @@ export function load(ctx: GatewayContext, objectId: bigint | null | undefined, t
   return known !== undefined ? ofType(known) : ctx.loaders.objects.load(objectId).then(ofType);
 }
 
-const iso = (o: StoredObject): string => new Date(o.createdAt).toISOString();
+/**
+ * `createdAt` as ISO 8601, formatted once per object: the near cache shares objects across
+ * requests, and formatting (~1 µs) on every read was 3% of a feed page's CPU (20 per page).
+ */
+const isoOf = new WeakMap<StoredObject, string>();
+const iso = (o: StoredObject): string => {
+  let text = isoOf.get(o);
+  if (text === undefined) isoOf.set(o, (text = new Date(o.createdAt).toISOString()));
+  return text;
+};
 
 const count =
   (relation: MappingTable): ObjectResolver =>
