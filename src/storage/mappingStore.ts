@@ -5,7 +5,7 @@ import { shardOf } from '../core/ids.ts';
 import { isMirror, type MappingTable, mappingSpec } from '../core/mappings.ts';
 import { shardDatabase } from '../core/topology.ts';
 import { affectedRows, batchOf, type BatchPart, type Row, type ShardRouter, type SqlCondition, type SqlValue, type Statement, type Tx } from './shardRouter.ts';
-import { activeGuardStatements } from './objectStore.ts';
+import { activeGuardStatement } from './objectStore.ts';
 import type { OpContext } from './sqlStats.ts';
 import type { ListField, ListToken, RedisLists } from '../cache/redisLists.ts';
 import { cacheCall, type LookAside } from './lookAside.ts';
@@ -288,7 +288,7 @@ export class MappingStore {
   /**
    * As `changePart`, and also whether an add was refused: nothing is ever added to the list of an
    * object that is missing or soft-deleted. The add holds a shared lock on the list owner's row
-   * (`activeGuardStatements`) until commit, so it and the owner's soft delete are ordered: an add
+   * (`activeGuardStatement`) until commit, so it and the owner's soft delete are ordered: an add
    * that commits first is seen by the delete's cascade (`purge`), one that comes after is refused.
    */
   changeOutcomePart(c: EdgeChange): BatchPart<{ changed: boolean; refused: boolean }> {
@@ -301,7 +301,7 @@ export class MappingStore {
       const sequence = c.sequence ?? this.#now();
       // In the owner's order a new pin goes first, like the newest in time order.
       const position = 'ordered' in mappingSpec(c.table) ? -sequence * POSITION_GAP : null;
-      guard.push(...activeGuardStatements(c.from, OWNER_ACTIVE), { sql: `SELECT ${OWNER_ACTIVE} AS active` });
+      guard.push(activeGuardStatement(c.from, OWNER_ACTIVE));
       edge = {
         sql: `INSERT IGNORE INTO ${t} (from_id, to_id, sequence, position) SELECT ?, ?, ?, ? FROM DUAL WHERE ${OWNER_ACTIVE} = 1`,
         values: [c.from, c.to, sequence, position],

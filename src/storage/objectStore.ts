@@ -88,18 +88,17 @@ const ACTIVE_SQL = "COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false'"
 const SOURCE_ACTIVE = '@shardql_source_active';
 
 /**
- * Statements for a batch inside a transaction on the shard of `id`: the user variable `variable`
+ * A statement for a batch inside a transaction on the shard of `id`: the user variable `variable`
  * becomes 1 if the object exists and is active, else 0, under a shared lock on its row (held until
  * commit), so a soft delete of the object waits for this transaction and cannot slip in between.
- * A soft delete is final: once a transaction sees the object inactive, it stays so.
+ * Its one row's `active` is the same value. A soft delete is final: once a transaction sees the
+ * object inactive, it stays so. One statement where it was three (set to 0, select into, select
+ * back): each statement of a write's batch is parsed and run on its own.
  */
-export function activeGuardStatements(id: bigint, variable: string): Statement[] {
+export function activeGuardStatement(id: bigint, variable: string): Statement {
   const { table } = tableOf(id);
   const { shard, local } = decodeId(id);
-  return [
-    { sql: `SET ${variable} := 0` },
-    { sql: `SELECT 1 INTO ${variable} FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? AND ${ACTIVE_SQL} LOCK IN SHARE MODE`, values: [local] },
-  ];
+  return { sql: `SELECT ${variable} := COUNT(*) AS active FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? AND ${ACTIVE_SQL} LOCK IN SHARE MODE`, values: [local] };
 }
 
 /**
@@ -177,11 +176,11 @@ export class ObjectStore {
     return { sql: present ? exists : `NOT ${exists}`, values: [local, value] };
   }
 
-  /** Whether the object exists and is active, as a locking read for a batch on its shard (see activeGuardStatements). */
+  /** Whether the object exists and is active, as a locking read for a batch on its shard (see activeGuardStatement). */
   activePart(id: bigint): BatchPart<boolean> {
     return {
-      statements: [...activeGuardStatements(id, SOURCE_ACTIVE), { sql: `SELECT ${SOURCE_ACTIVE} AS active` }],
-      read: (results) => Number((results[2] as Row[])[0]?.active ?? 0) === 1,
+      statements: [activeGuardStatement(id, SOURCE_ACTIVE)],
+      read: (results) => Number((results[0] as Row[])[0]?.active ?? 0) === 1,
     };
   }
 
