@@ -84,7 +84,7 @@ const connections = Number(args.connections ?? 8);
 const warmSec = Number(args.warm ?? (quick ? 1 : 10));
 // The cold pass leaves each system freshly restarted (JIT, pools, document cache barely started):
 // measured from there, warm read 10–15% below steady state, and unevenly across systems.
-const warmupSec = Number(args.warmup ?? (quick ? 0.5 : 3));
+const warmupSec = Number(args.warmup ?? (quick ? 0.25 : 3));
 if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, got ${args.warmup}`);
 const sampleCount = quick ? 4 : 8;
 const profiling = !(args['no-profile'] ?? false);

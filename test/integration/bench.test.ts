@@ -45,7 +45,7 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
     const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
     assert.equal(report.mode, 'quick');
     assert.ok(report.machine.nproc, 'machine info');
-    assert.equal(report.config.warmupSeconds, 0.5);
+    assert.equal(report.config.warmupSeconds, 0.25);
     assert.equal(report.config.warmSeconds, 1);
     assert.deepEqual(report.scenarios.map((s) => s.key), SCENARIOS);
     assert.match(output, /targets \(ours, warm; issue 32\)/, 'the printed report lists the targets');
