@@ -131,17 +131,3 @@ export function listedEdges(type: ObjectType, refs: ObjectRefs, onDelete: RefDel
   }
   return out;
 }
-
-/**
- * The relation a viewer writes from their own type to `to` (`@relate`), with its mirror: what a
- * source table of such edges (a legacy database's likes) becomes. Undefined if the model has none
- * or more than one (then the caller must name it).
- *
- *   viewerRelationTo('pin')  // { forward: 'user_likes_pins', reverse: 'pin_liked_by_users' }
- */
-export function viewerRelationTo(to: ObjectType): { forward: MappingTable; reverse: MappingTable } | undefined {
-  const model = servedModel();
-  const found = model.relations.filter((r) => r.writer === 'VIEWER' && r.from === model.viewer && r.to === to && r.inverse !== null);
-  if (found.length !== 1) return undefined;
-  return { forward: found[0]!.table as MappingTable, reverse: found[0]!.inverse as MappingTable };
-}

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTAINMENT_TABLES, LISTINGS, containersOf, listRole, listedEdges, listingOf, ownedLists, viewerRelationTo } from '../../../src/core/listings.ts';
+import { CONTAINMENT_TABLES, LISTINGS, containersOf, listRole, listedEdges, listingOf, ownedLists } from '../../../src/core/listings.ts';
 import { MAPPING_TABLES } from '../../../src/core/mappings.ts';
 
 // What the cascade, reconcile and the import read from the product's declared model (schema/),
@@ -75,12 +75,5 @@ describe('Listings: the lists each reference writes, from @ref(listedIn, onDelet
     );
     assert.deepEqual(listedEdges('pin', { board: 2n, pinner: 3n, via: 4n }, 'UNLINK').map((e) => [e.table, e.from]), [['pin_repinned_as_pins', 4n]]);
     assert.deepEqual(listedEdges('pin', { board: 2n }, 'DELETE').map((e) => [e.table, e.from]), [['board_has_pins', 2n]], 'a missing reference lists nothing');
-  });
-
-  test('viewerRelationTo: the import\'s likes, follows and board follows', () => {
-    assert.deepEqual(viewerRelationTo('pin'), { forward: 'user_likes_pins', reverse: 'pin_liked_by_users' });
-    assert.deepEqual(viewerRelationTo('user'), { forward: 'user_follows_users', reverse: 'user_followed_by_users' });
-    assert.deepEqual(viewerRelationTo('board'), { forward: 'user_follows_boards', reverse: 'board_followed_by_users' });
-    assert.equal(viewerRelationTo('comment'), undefined);
   });
 });
