@@ -294,10 +294,35 @@ async function placeAll(deps: ImportDeps, type: ObjectType, prepared: readonly P
  */
 async function listElsewhere(deps: ImportDeps, type: ObjectType, prepared: readonly Prepared[], ids: ReadonlyMap<string, bigint>, skipped: ReadonlySet<string>, out: Outcome): Promise<void> {
   const { storage, ctx } = deps;
+  await addListed(deps, prepared, ids, skipped, (p) => p.elsewhere, out, async (listing, refused, oldIds) => {
+    for (const e of refused) await runStep(storage, listingStep(listing, e.from, e.to), ctx);
+    out.reject(refused.length, `${type} ${listed(oldIds)}: its ${listing.field} is deleted in the shards`);
+  });
+  // The object stays (its reference only links it), as one made through the gateway outlives what it names.
+  await addListed(deps, prepared, ids, skipped, (p) => p.links, out, async (listing, _refused, oldIds) =>
+    out.imported(`${type} ${listed(oldIds)}: its ${listing.field} is deleted in the shards, so it is not listed under it`),
+  );
+}
+
+/**
+ * The placed objects' edges of one kind (`elsewhere` or `links`), listing by listing: added with
+ * `INSERT IGNORE`, the lists that gained one invalidated, and the edges refused (their list owner is
+ * deleted in the shards) handed to `refused` with the objects' old IDs.
+ */
+async function addListed(
+  deps: ImportDeps,
+  prepared: readonly Prepared[],
+  ids: ReadonlyMap<string, bigint>,
+  skipped: ReadonlySet<string>,
+  edgesOf: (p: Prepared) => Prepared['links'],
+  out: Outcome,
+  refused: (listing: Listing, edges: readonly NewEdge[], oldIds: string[]) => Promise<void>,
+): Promise<void> {
+  const { storage, ctx } = deps;
   const wanted = prepared.flatMap((p) => {
     const id = ids.get(p.item.oldId);
     if (id === undefined || skipped.has(p.item.oldId)) return [];
-    return (p.elsewhere ?? []).map((e) => ({ listing: e.listing, edge: { from: e.from, to: id, sequence: p.item.createdAt }, oldId: p.item.oldId }));
+    return (edgesOf(p) ?? []).map((e) => ({ listing: e.listing, edge: { from: e.from, to: id, sequence: p.item.createdAt }, oldId: p.item.oldId }));
   });
   for (const [listing, list] of groupBy(wanted, (w) => w.listing)) {
     const added = await storage.imports.addEdges(listing.table, list.map((w) => w.edge), ctx);
@@ -305,23 +330,8 @@ async function listElsewhere(deps: ImportDeps, type: ObjectType, prepared: reado
     const lists = [...new Set(added.inserted.map((e) => listCacheKey(listing.table, e.from)))];
     if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
     if (added.refused.length === 0) continue;
-    for (const e of added.refused) await runStep(storage, listingStep(listing, e.from, e.to), ctx);
     const oldOf = new Map(list.map((w) => [w.edge.to, w.oldId]));
-    out.reject(added.refused.length, `${type} ${listed(added.refused.map((e) => oldOf.get(e.to)!))}: its ${listing.field} is deleted in the shards`);
-  }
-  const links = prepared.flatMap((p) => {
-    const id = ids.get(p.item.oldId);
-    if (id === undefined || skipped.has(p.item.oldId)) return [];
-    return (p.links ?? []).map((e) => ({ listing: e.listing, edge: { from: e.from, to: id, sequence: p.item.createdAt }, oldId: p.item.oldId }));
-  });
-  for (const [listing, list] of groupBy(links, (w) => w.listing)) {
-    const added = await storage.imports.addEdges(listing.table, list.map((w) => w.edge), ctx);
-    out.written += added.written;
-    const lists = [...new Set(added.inserted.map((e) => listCacheKey(listing.table, e.from)))];
-    if (lists.length > 0) await storage.mappings.invalidate(lists, ctx);
-    // The object stays (its reference only links it), as one made through the gateway outlives what it names.
-    const oldOf = new Map(list.map((w) => [w.edge.to, w.oldId]));
-    if (added.refused.length > 0) out.imported(`${type} ${listed(added.refused.map((e) => oldOf.get(e.to)!))}: its ${listing.field} is deleted in the shards, so it is not listed under it`);
+    await refused(listing, added.refused, added.refused.map((e) => oldOf.get(e.to)!));
   }
 }
 

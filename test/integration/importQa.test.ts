@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import mysql from 'mysql2/promise';
 import { shardOf } from '../../src/core/ids.ts';
+import { shardDatabase } from '../../src/core/topology.ts';
 import { freshEnv, testStackDir, type TestEnv } from '../helpers/env.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { runCli, startWorkerProcess, type WorkerProcess } from '../helpers/workers.ts';
@@ -230,5 +231,42 @@ describe('Import: examples/qa, with no product, from its derived source schema',
     assert.equal(again.code, 0, again.stderr);
     const second = JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { deleted: number; written: number };
     assert.deepEqual([second.deleted, second.written], [0, 0], 'a second deletes pass deletes and writes nothing');
+  });
+
+  test('a question naming a tag deleted in the shards is imported, not listed under the tag, and noted', async () => {
+    const h = env.stack.mysql.hosts[0]!;
+    const owner = env.stack.mysql.admin!;
+    const src = await mysql.createConnection({ host: h.primary.host, port: h.primary.port, user: owner.user, password: owner.password, database: SOURCE_DB });
+    try {
+      // Tag 11 leaves the source, and --deletes takes it from the shards (a type with no @delete).
+      await src.query('DELETE FROM tags WHERE id = 11');
+      const deletes = await cli('import', '--from', url, '--deletes', '--json');
+      assert.equal(deletes.code, 0, deletes.stderr);
+      assert.equal((JSON.parse(deletes.stdout.trim().split('\n').at(-1)!) as { deleted: number }).deleted, 1, 'the tag');
+      // The source, not knowing, gains a question under it: the question's reference only links it
+      // (`tag` is no owner), so the question is imported as one asked through the gateway would stay.
+      const later = Date.now() + 1000;
+      await src.query('INSERT INTO questions VALUES (104, 1, 11, ?, ?, ?)', ['{"title":"Still tagged?","body":"b"}', later, later]);
+    } finally {
+      await src.end();
+    }
+    const before = await gateway!.gql('{ alice: user(handle: "alice") { questionCount } }');
+    assert.equal(before.body.errors, undefined, before.text);
+    const r = await cli('import', '--from', url, '--since', 'last', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const pass = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { rejected: number; notes: string[] };
+    assert.ok(pass.notes.includes('imported: question 104: its tag is deleted in the shards, so it is not listed under it'), pass.notes.join('; '));
+    assert.equal(pass.rejected, 0, pass.notes.join('; '));
+    const q104 = await find('question:104');
+    const tagged = await gateway!.gql(`query($id: ID!) { question(id: $id) { title tag { id } } alice: user(handle: "alice") { questionCount questions { edges { node { id } } } } }`, { id: q104 });
+    assert.equal(tagged.body.errors, undefined, tagged.text);
+    const data = tagged.body.data as { question: { title: string; tag: unknown }; alice: { questionCount: number; questions: { edges: { node: { id: string } }[] } } };
+    assert.deepEqual(data.question, { title: 'Still tagged?', tag: null });
+    assert.equal(data.alice.questionCount, (before.body.data as { alice: { questionCount: number } }).alice.questionCount + 1);
+    assert.ok(data.alice.questions.edges.some((e) => e.node.id === q104), 'listed under its author');
+    // Nothing under the deleted tag on its shard: the list the delete emptied stays empty.
+    const tag = BigInt(await find('tag:11'));
+    const rows = await env.storage.router.query(env.topology.hostOfShard(shardOf(tag))!, [shardOf(tag)], `SELECT COUNT(*) AS n FROM ${shardDatabase(shardOf(tag))}.tag_has_questions WHERE from_id = ?`, [tag]);
+    assert.equal(Number(rows[0]!.n), 0);
   });
 });
