@@ -33,7 +33,9 @@ describe('Viewer tokens: verified once, remembered only while valid', () => {
 
   test('a remembered token is refused once it expires', async () => {
     const id = await userId();
-    const expiresAt = Math.floor(Date.now() / 1000) + 1;
+    // The next whole second at least 0.5 s away: a token minted at x.999 s with the next second as
+    // its expiry would expire before its first check on a busy machine (seen in CI).
+    const expiresAt = Math.floor((Date.now() + 1500) / 1000);
     const t = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(String(id))
