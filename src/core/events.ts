@@ -103,8 +103,22 @@ export function isStoredKind(spec: EventSpec, name: string): boolean {
 
 /** A stored kind's declaration; throws for a name the spec lacks. */
 export function storedKindSpec(spec: EventSpec, name: StoredKind): StoredKindSpec {
-  if (!Object.hasOwn(spec.storedKinds, name)) throw new Error(`unknown event kind ${JSON.stringify(name)} (kinds: ${storedKindNames(spec).join(', ')})`);
+  if (!Object.hasOwn(spec.storedKinds, name)) throw unknownEventKind(spec, name);
   return spec.storedKinds[name]!;
+}
+
+/**
+ * The error for a kind `spec` lacks. A spec with no kinds at all is most often a storage made
+ * without the served product's (a tool's, a test's): said so, since the product's writes and
+ * repairs append its kinds.
+ */
+export function unknownEventKind(spec: EventSpec, name: string): Error {
+  const kinds = storedKindNames(spec);
+  return new Error(
+    kinds.length > 0
+      ? `unknown event kind ${JSON.stringify(name)} (kinds: ${kinds.join(', ')})`
+      : `unknown event kind ${JSON.stringify(name)}: this store has no event kinds (made without the served product's events: createStorage({ events: eventSettings(servedEvents(), …) }))`,
+  );
 }
 
 /** The stored kind of an activity kind on one side: (Pinterest's spec, 'LIKE', 'notifications') → 'pin_liked'. */

@@ -9,6 +9,7 @@ import {
   notifyingRelations,
   storedKindNames,
   storedKindSpec,
+  unknownEventKind,
   type EventRetention,
   type EventSpec,
   type KindRetention,
@@ -241,7 +242,7 @@ export class EventStore {
 
   #keep(kind: StoredKind): KindRetention {
     const r = Object.hasOwn(this.#retention, kind) ? this.#retention[kind] : undefined;
-    if (!r) throw new Error(`unknown event kind ${JSON.stringify(kind)} (kinds: ${storedKindNames(this.#spec).join(', ')})`);
+    if (!r) throw unknownEventKind(this.#spec, kind);
     return r;
   }
 

@@ -23,6 +23,9 @@ describe('Event store: the kinds it is given, and none without a spec', () => {
       assert.deepEqual(await storage.events.sweep([0, 1, 2, 3]), { expired: 0, trimmed: 0 });
       assert.deepEqual(await storage.events.page({ user: 1n, kinds: [], first: 10 }), { edges: [], hasNextPage: false, endCursor: null });
       assert.deepEqual(storage.events.keysOf([]), []);
+      // A product's event met by a storage made without its spec: the error says which mistake it is.
+      const liked = { user: 7n, id: 1n, ts: 1, actor: 8n, object: 9n, detail: null, kind: 'pin_liked' };
+      assert.throws(() => storage.events.keysOf([liked]), /^Error: unknown event kind "pin_liked": this store has no event kinds \(made without the served product's events/);
     } finally {
       await storage.close();
     }
