@@ -84,21 +84,19 @@ function tableOf(id: bigint): { type: ObjectType; table: string } {
 
 /** SQL that holds for an object row that is active (`active` is false only after a soft delete). */
 const ACTIVE_SQL = "COALESCE(JSON_EXTRACT(data, '$.active'), 'true') <> 'false'";
-/** The user variable of `activePart`. */
-const SOURCE_ACTIVE = '@shardql_source_active';
 
 /**
- * A statement for a batch inside a transaction on the shard of `id`: the user variable `variable`
- * becomes 1 if the object exists and is active, else 0, under a shared lock on its row (held until
- * commit), so a soft delete of the object waits for this transaction and cannot slip in between.
- * Its one row's `active` is the same value. A soft delete is final: once a transaction sees the
- * object inactive, it stays so. One statement where it was three (set to 0, select into, select
+ * A statement for a batch inside a transaction on the shard of `id`: its one row's `active` (and the
+ * user variable `variable`, when later statements test it) is 1 if the object exists and is active,
+ * else 0, under a shared lock on its row (held until commit), so a soft delete of the object waits
+ * for this transaction and cannot slip in between. A soft delete is final: once a transaction sees
+ * the object inactive, it stays so. One statement where it was three (set to 0, select into, select
  * back): each statement of a write's batch is parsed and run on its own.
  */
-export function activeGuardStatement(id: bigint, variable: string): Statement {
+export function activeGuardStatement(id: bigint, variable?: string): Statement {
   const { table } = tableOf(id);
   const { shard, local } = decodeId(id);
-  return { sql: `SELECT ${variable} := COUNT(*) AS active FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? AND ${ACTIVE_SQL} LOCK IN SHARE MODE`, values: [local] };
+  return { sql: `SELECT ${variable ? `${variable} := ` : ''}COUNT(*) AS active FROM ${shardDatabase(shard)}.${table} WHERE local_id = ? AND ${ACTIVE_SQL} LOCK IN SHARE MODE`, values: [local] };
 }
 
 /**
@@ -179,7 +177,7 @@ export class ObjectStore {
   /** Whether the object exists and is active, as a locking read for a batch on its shard (see activeGuardStatement). */
   activePart(id: bigint): BatchPart<boolean> {
     return {
-      statements: [activeGuardStatement(id, SOURCE_ACTIVE)],
+      statements: [activeGuardStatement(id)],
       read: (results) => Number((results[0] as Row[])[0]?.active ?? 0) === 1,
     };
   }
