@@ -259,6 +259,8 @@ export class RedisFeeds {
   readonly #redis: RedisClient & FeedCommands;
   readonly cap: number;
   readonly #ttlMs: number;
+  /** A read renews the TTL once less than ttl − this is left (a sixteenth of it). */
+  readonly #renewSlackMs: number;
   readonly #buildTtlMs: number;
   readonly #timeoutMs: number;
   /** Near copies of pages, oldest first: key → the page, its feed's version, when it was read. */
@@ -271,6 +273,7 @@ export class RedisFeeds {
     this.#redis = opts.redis as RedisClient & FeedCommands;
     this.cap = opts.cap ?? 1000;
     this.#ttlMs = opts.ttlMs ?? 3 * 86_400_000;
+    this.#renewSlackMs = Math.floor(this.#ttlMs / 16);
     this.#buildTtlMs = opts.buildTtlMs ?? 30_000;
     this.#timeoutMs = opts.timeoutMs ?? 500;
     this.#nearPages = opts.nearPages ?? 10_000;
@@ -300,7 +303,7 @@ export class RedisFeeds {
     let reply: (string | number)[];
     try {
       reply = await withTimeout(
-        this.#redis.shardqlFeedRead(feedKey(viewer), afterTime, afterMember, n, this.#ttlMs, Math.floor(this.#ttlMs / 16), near?.version ?? ''),
+        this.#redis.shardqlFeedRead(feedKey(viewer), afterTime, afterMember, n, this.#ttlMs, this.#renewSlackMs, near?.version ?? ''),
         this.#timeoutMs,
       );
     } catch {
