@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis/redisClient.ts';
 import type { CacheStats } from './cacheStats.ts';
+import { LIMITS } from '../core/validate.ts';
 import { withTimeout } from './withTimeout.ts';
 
 /**
@@ -208,7 +209,8 @@ export interface RedisFeedsOptions {
   /** A read not answered within this many ms reads as no feed (the reader merges from MySQL). Default 500. */
   readonly timeoutMs?: number;
   /**
-   * Pages this process keeps, each with the feed's version when read (default 10,000; 0: none).
+   * Client pages (at most pageMax + 1 items) this process keeps, each with the feed's version when
+   * read (default 10,000; 0: none).
    * A read whose feed is still at that version gets Redis's "unchanged" and the kept page.
    */
   readonly nearPages?: number;
@@ -331,7 +333,9 @@ export class RedisFeeds {
     }
     const read: StoredRead = { state: 'stored', builtAt: Number(reply[1]), horizon: position(String(reply[2])), entries: Object.freeze(entries) as FeedEntry[] };
     const version = String(reply[4] ?? '');
-    if (version !== '' && this.#nearPages > 0) {
+    // Only a client's page (at most pageMax + 1 items) is kept: a worker reading whole feeds
+    // (feed.clean, 1,000 items each) would otherwise keep up to nearPages of those.
+    if (version !== '' && this.#nearPages > 0 && n <= LIMITS.pageMax + 1) {
       if (this.#near.size >= this.#nearPages) this.#near.delete(this.#near.keys().next().value!);
       this.#near.set(nearKey, { read, version, at: this.#now() });
     }

@@ -483,6 +483,10 @@ describe('Feeds: the Redis scripts (one viewer’s key)', () => {
     assert.notEqual(aged, young);
     assert.deepEqual(aged, young);
     assert.equal(await page(), aged);
+    // Only a client's page is kept (a worker's read of a whole feed, 1,000 items, is not).
+    const whole = entries(await a.read(v, undefined, 1000));
+    assert.deepEqual(whole, aged);
+    assert.notEqual(entries(await a.read(v, undefined, 1000)), whole);
     // A feed without a version (written by a build before versions) is never kept.
     await redis.del(feedKey(v));
     await redis.zadd(feedKey(v), -1, 'b:3000', 100, feedMember(1n));
