@@ -43,15 +43,19 @@ export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
     // which, resolving nothing, and Apollo turns its error into OPERATION_RESOLUTION_FAILURE.
     if (!operation) return execute({ schema, document: rc.document, operationName: rc.operationName }) as ExecutionResult;
     const variables = rc.request.variables ?? {};
-    // graphql-js's coercion first, for its messages and nodes: Apollo marks such errors BAD_USER_INPUT.
-    if (operation.variableDefinitions && operation.variableDefinitions.length > 0) {
-      const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
-      if (coerced.errors) return { errors: coerced.errors };
-    }
     const query = compiledFor(rc.document, rc.operationName ?? undefined);
     if (!isCompiledQuery(query)) return { errors: (query.errors ?? []).map(asGraphQLError) };
     const result = await query.query(undefined, rc.context, variables);
-    return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
+    if (!result.errors) return result;
+    // graphql-jit answers variables it cannot coerce with errors and no `data` at all (an execution
+    // error leaves `data`). Those are told with graphql-js's coercion, for its messages and nodes:
+    // Apollo marks them BAD_USER_INPUT (status 400) by their wording. Coercing only then, not before
+    // every request, saves a second coercion of every good request (1.9% of a board page's CPU).
+    if (!('data' in result) && operation.variableDefinitions && operation.variableDefinitions.length > 0) {
+      const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
+      if (coerced.errors) return { errors: coerced.errors };
+    }
+    return { ...result, errors: result.errors.map(asGraphQLError) };
   };
 }
 
