@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { HeaderMap } from '@apollo/server';
 import { createRequire } from 'node:module';
 import { createHash as nodeCreateHash } from 'node:crypto';
-import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, NEGOTIATE_PATCH_MARK, unpatchedDependencies } from '../../../src/graphql/apolloPatch.ts';
+import { APOLLO_PATCH_MARK, CREATEHASH_PATCH_MARK, NEGOTIATE_PATCH_MARK, QUERYHASH_PATCH_MARK, unpatchedDependencies } from '../../../src/graphql/apolloPatch.ts';
 
 /**
  * scripts/patch-deps.mjs changes how @apollo/server builds the request context a gateway executor
@@ -68,6 +68,31 @@ describe('@apollo/server patch (scripts/patch-deps.mjs)', () => {
       for (let round = 0; round < 2; round++) for (const a of accepts) assert.equal(memo(a), original(a), `${kind}, accept ${a}, round ${round}`);
       assert.equal(memo(ALPHA_2), true);
       assert.equal(memo(undefined), false);
+    }
+  });
+
+  test("the request pipeline's query hash: kept per text, always the text's SHA-256", () => {
+    const sha256 = (text: string): string => nodeCreateHash('sha256').update(text).digest('hex');
+    for (const kind of ['esm', 'cjs'] as const) {
+      const text = readFileSync(join(dist, kind, 'requestPipeline.js'), 'utf8');
+      assert.ok(text.includes(QUERYHASH_PATCH_MARK), `${kind} build patched`);
+      // The function as installed, over a counting createHash under the name the file uses.
+      const from = text.indexOf(QUERYHASH_PATCH_MARK);
+      const code = text.slice(from, text.indexOf('\n}\n', from) + 3);
+      let hashed = 0;
+      const createHash = (kind: string) => (hashed++, nodeCreateHash(kind));
+      const scope = kind === 'esm' ? { createHash } : { utils_createhash_1: { createHash } };
+      const computeQueryHash = new Function(...Object.keys(scope), `${code}\nreturn computeQueryHash;`)(...Object.values(scope)) as (query: string) => string;
+      const texts = ['{ a }', '{ a }\n', '{ b }', 'x'.repeat(16384), 'y'.repeat(16385), ...Array.from({ length: 600 }, (_, i) => `query Q${i} { a }`)];
+      for (const t of texts) assert.equal(computeQueryHash(t), sha256(t), `${kind}: ${t.slice(0, 20)}`);
+      // Kept: the same text again is not hashed again; a text over 16 KiB always is.
+      const before = hashed;
+      for (let i = 0; i < 3; i++) assert.equal(computeQueryHash('query Q599 { a }'), sha256('query Q599 { a }'));
+      assert.equal(hashed, before, `${kind}: a kept text is not hashed again`);
+      computeQueryHash('y'.repeat(16385));
+      assert.equal(hashed, before + 1, `${kind}: a long text is not kept`);
+      // Past the bound (512 kept, then all forgotten), every answer is still the text's own hash.
+      for (const t of texts) assert.equal(computeQueryHash(t), sha256(t), `${kind}, again: ${t.slice(0, 20)}`);
     }
   });
 
