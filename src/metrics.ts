@@ -1,7 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CacheStats } from './cache/cacheStats.ts';
+import type { CacheLayer, CacheStats } from './cache/cacheStats.ts';
 import type { QueueStats } from './jobs/jobQueue.ts';
 import type { SqlStats } from './storage/sqlStats.ts';
+
+type CacheKind = 'hit' | 'miss' | 'error' | 'round_trip';
 
 /**
  * Prometheus metrics of one gateway process (prom-client: the standard exposition format and
@@ -9,7 +11,27 @@ import type { SqlStats } from './storage/sqlStats.ts';
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #requests = new Counter({ name: 'shardql_requests_total', help: 'GraphQL requests answered', labelNames: ['outcome'], registers: [this.registry] });
+  /**
+   * What every request adds to (requests by outcome, cache operations by layer and kind), summed in
+   * plain numbers and handed to prom-client at scrape time: its inc() hashes the labels of every
+   * call, ~1.5% of a small read's CPU for three or four counters a request.
+   */
+  readonly #requestTotals = { ok: 0, error: 0 };
+  readonly #cacheTotals: Record<CacheLayer, Record<CacheKind, number>> = {
+    local: { hit: 0, miss: 0, error: 0, round_trip: 0 },
+    memcached: { hit: 0, miss: 0, error: 0, round_trip: 0 },
+    redis: { hit: 0, miss: 0, error: 0, round_trip: 0 },
+  };
+  readonly #requests: Counter = new Counter({
+    name: 'shardql_requests_total',
+    help: 'GraphQL requests answered',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+    collect: () => {
+      this.#requests.reset();
+      for (const [outcome, n] of Object.entries(this.#requestTotals)) if (n > 0) this.#requests.inc({ outcome }, n);
+    },
+  });
   readonly #duration = new Histogram({
     name: 'shardql_request_duration_seconds',
     help: 'GraphQL request duration',
@@ -17,7 +39,16 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
   readonly #sql = new Counter({ name: 'shardql_sql_round_trips_total', help: 'SQL round trips to shard hosts', registers: [this.registry] });
-  readonly #cache = new Counter({ name: 'shardql_cache_operations_total', help: 'Cache hits, misses, errors and round trips', labelNames: ['layer', 'kind'], registers: [this.registry] });
+  readonly #cache: Counter = new Counter({
+    name: 'shardql_cache_operations_total',
+    help: 'Cache hits, misses, errors and round trips',
+    labelNames: ['layer', 'kind'],
+    registers: [this.registry],
+    collect: () => {
+      this.#cache.reset();
+      for (const [layer, kinds] of Object.entries(this.#cacheTotals)) for (const [kind, n] of Object.entries(kinds)) if (n > 0) this.#cache.inc({ layer, kind }, n);
+    },
+  });
   /** Rate-limit decisions: `allowed`, `refused` (429), `error` (Redis failed: the request went through). */
   readonly rateLimit = new Counter({
     name: 'shardql_rate_limit_total',
@@ -63,15 +94,16 @@ export class GatewayMetrics {
   }
 
   recordRequest(seconds: number, failed: boolean, sql: SqlStats, cache: CacheStats): void {
-    this.#requests.inc({ outcome: failed ? 'error' : 'ok' });
+    this.#requestTotals[failed ? 'error' : 'ok']++;
     this.#duration.observe(seconds);
     if (sql.roundTrips > 0) this.#sql.inc(sql.roundTrips);
-    // prom-client hashes the labels of every inc: a warm request adds to 2 of these 16 series, not 16.
-    for (const [layer, s] of Object.entries(cache.layers)) {
-      if (s.hits > 0) this.#cache.inc({ layer, kind: 'hit' }, s.hits);
-      if (s.misses > 0) this.#cache.inc({ layer, kind: 'miss' }, s.misses);
-      if (s.errors > 0) this.#cache.inc({ layer, kind: 'error' }, s.errors);
-      if (s.roundTrips > 0) this.#cache.inc({ layer, kind: 'round_trip' }, s.roundTrips);
+    for (const layer in cache.layers) {
+      const s = cache.layers[layer as CacheLayer];
+      const t = this.#cacheTotals[layer as CacheLayer];
+      t.hit += s.hits;
+      t.miss += s.misses;
+      t.error += s.errors;
+      t.round_trip += s.roundTrips;
     }
   }
 }
