@@ -277,11 +277,16 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     });
     const out: Record<string, string> = {};
     for (const [k, v] of response.headers) out[k] = v;
-    res.writeHead(response.status ?? 200, out);
     if (response.body.kind === 'complete') {
-      res.end(response.body.string);
+      // Its length, so that node:http sends the head and body in one write, not chunked in a
+      // writev of four buffers (head, chunk size, body, terminator): 6% of a small read's CPU.
+      const body = response.body.string;
+      out['content-length'] = String(Buffer.byteLength(body));
+      res.writeHead(response.status ?? 200, out);
+      res.end(body);
       return viewer;
     }
+    res.writeHead(response.status ?? 200, out);
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
     return viewer;

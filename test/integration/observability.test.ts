@@ -107,6 +107,15 @@ describe('The request log line', () => {
     assert.equal(logged.events('request', made!).length, 1);
   });
 
+  test('a complete answer carries its length, not chunked (its head and body go out in one write)', async () => {
+    const res = await fetch(`${logged.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const body = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('transfer-encoding'), null);
+    assert.equal(res.headers.get('content-length'), String(body.length));
+    assert.deepEqual(JSON.parse(body.toString('utf8')).data, { __typename: 'Query' });
+  });
+
   test('errors by code: field errors, refusals before GraphQL, validation; 4xx are info, a server error would be error', async () => {
     const cases: [string, () => Promise<unknown>, number, Record<string, number>][] = [
       ['err-field', () => send(logged.gateway, '{ a: pin(id: "abc") { id } b: pin(id: "-1") { id } }', { 'x-request-id': 'err-field' }), 200, { INVALID_ID: 2 }],
