@@ -496,7 +496,8 @@ async function main(): Promise<number> {
   const flat = await sourceConnection(source);
   const doc = slotTopology(stackHosts(target), TARGET_SLOT);
   const topology = parseTopology(doc);
-  const storage = createStorage({ topology: () => topology, credentials: benchAdmin(target) });
+  // Provisions the target and reads its import ledger; the import itself runs in `shardql import` (with the served events).
+  const storage = createStorage({ topology: () => topology, credentials: benchAdmin(target), events: null });
   let failed = false;
   try {
     const info = await mainDataset(flat);

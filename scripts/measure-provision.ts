@@ -14,7 +14,7 @@ const shards = Number(values.shards);
 const info = await stackUp({ dir: values.dir!, hosts: 2 });
 const topology = parseTopology(evenLayout({ hosts: Object.fromEntries(info.mysql.hosts.map((h) => [h.name, { primary: h.primary }])), shards }));
 // Provisioning is DDL: the admin account (the application's may only read and write rows).
-const storage = createStorage({ topology: () => topology, credentials: info.mysql.admin! });
+const storage = createStorage({ topology: () => topology, credentials: info.mysql.admin!, events: null });
 try {
   let last = 0;
   const first = await provision({

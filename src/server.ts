@@ -134,7 +134,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   const caching = opts.caching ?? true;
   // Activity and notifications only when an attached product declares them (its kinds, the configured retention).
   const eventSpec = servedEvents();
-  const events = eventSpec ? servedEventSettings(config, eventSpec) : undefined;
+  const events = eventSpec ? servedEventSettings(config, eventSpec) : null;
   const storage = createStorage({
     topology,
     credentials: config.mysql,

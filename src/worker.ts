@@ -62,7 +62,7 @@ export async function startWorker(config: GatewayConfig, workerConfig: WorkerCon
   const storage = createStorage({
     topology: current,
     credentials: config.mysql,
-    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
+    events: eventSpec ? servedEventSettings(config, eventSpec) : null,
     ...(config.queryTimeoutMs !== undefined ? { queryTimeoutMs: config.queryTimeoutMs } : {}),
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
     onInvalidationError: (layer, err) => log('cache_invalidation_failed', { layer, error: err instanceof Error ? err.message : String(err) }),

@@ -244,7 +244,8 @@ export async function ensureDataset(opts: EnsureOptions): Promise<EnsureResult> 
 
     const t1 = Date.now();
     await dropSlot(stack, slot);
-    const storage = createStorage({ topology: () => topology, credentials: benchAdmin(stack) });
+    // Only to provision: the rows are loaded by bulkLoad over its own connections, no event appended through it.
+    const storage = createStorage({ topology: () => topology, credentials: benchAdmin(stack), events: null });
     try {
       await provision({ router: storage.router, topology });
     } finally {

@@ -89,7 +89,7 @@ export async function withStorage<T>(
   const storage = createStorage({
     topology: () => topology,
     credentials,
-    events: eventSpec ? servedEventSettings(config, eventSpec) : undefined,
+    events: eventSpec ? servedEventSettings(config, eventSpec) : null,
     ...(poolSize !== undefined ? { poolSize } : {}),
     ...(layers ? { cache: { objects: layers.objects, lists: layers.lists, near: layers.near } } : {}),
   });

@@ -111,7 +111,7 @@ const openRangeCommand: Command = {
           store,
           log: out,
           provision: async (topology, shards) => {
-            const storage = createStorage({ topology: () => topology, credentials });
+            const storage = createStorage({ topology: () => topology, credentials, events: null }); // DDL only
             try {
               return await provision({ router: storage.router, topology, shards });
             } finally {

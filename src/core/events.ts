@@ -109,15 +109,15 @@ export function storedKindSpec(spec: EventSpec, name: StoredKind): StoredKindSpe
 
 /**
  * The error for a kind `spec` lacks. A spec with no kinds at all is most often a storage made
- * without the served product's (a tool's, a test's): said so, since the product's writes and
- * repairs append its kinds.
+ * with `events: null` (a tool's, a test's) where the served product's were needed: said so, since
+ * the product's writes and repairs append its kinds.
  */
 export function unknownEventKind(spec: EventSpec, name: string): Error {
   const kinds = storedKindNames(spec);
   return new Error(
     kinds.length > 0
       ? `unknown event kind ${JSON.stringify(name)} (kinds: ${kinds.join(', ')})`
-      : `unknown event kind ${JSON.stringify(name)}: this store has no event kinds (made without the served product's events: createStorage({ events: eventSettings(servedEvents(), …) }))`,
+      : `unknown event kind ${JSON.stringify(name)}: this store has no event kinds (its storage was made with events: null, not the served product's: createStorage({ events: eventSettings(servedEvents(), …) }))`,
   );
 }
 

@@ -52,10 +52,12 @@ export interface StorageOptions {
   readonly onReadOnly?: (host: string) => void;
   /**
    * Event sequences, when an attached product declares them (core/events.ts `eventSettings`): its
-   * kinds, what each keeps and the notification grouping window (default 1 day). Absent: no kinds,
-   * and the store reads, writes and sweeps nothing.
+   * kinds, what each keeps and the notification grouping window (default 1 day). `null`: no kinds,
+   * and the store reads, writes and sweeps nothing — for tools that only provision, copy or inspect.
+   * Required, so that a storage that runs the product's writes or repairs cannot be made without
+   * its events by omission: that failed only at run time, on the first event appended.
    */
-  readonly events?: EventSettings | undefined;
+  readonly events: EventSettings | null;
 }
 
 /** Wires the stores over one router. Creates no connection until the first query. */

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import memjs from 'memjs';
-import { eventSettings } from '../../src/core/events.ts';
+import { eventSettings, type EventSettings } from '../../src/core/events.ts';
 import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
 import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
 import { servedEvents } from '../../src/product/served.ts';
@@ -71,6 +71,15 @@ export async function flushCaches(stack: StackInfo): Promise<void> {
   }
 }
 
+/**
+ * The served product's events (Pinterest's), as a gateway with the default settings has them; null
+ * if no attached product declares any. For a test's storage that writes, or repairs, like a gateway.
+ */
+export function servedTestEvents(): EventSettings | null {
+  const spec = servedEvents();
+  return spec ? eventSettings(spec) : null;
+}
+
 export interface TestEnvOptions {
   /** Shards dealt evenly over the stack's hosts. Default 16. */
   readonly shards?: number;
@@ -83,7 +92,7 @@ export interface TestEnvOptions {
  * empties the caches: IDs restart with the databases, so cached copies must go too.
  */
 export async function dropTestData(stack: StackInfo, topology: Topology): Promise<void> {
-  const admin = createStorage({ topology: () => topology, credentials: adminCredentials(stack) });
+  const admin = createStorage({ topology: () => topology, credentials: adminCredentials(stack), events: null });
   try {
     await dropAllShards(admin.router, topology);
     await flushCaches(stack);
@@ -117,16 +126,16 @@ export async function freshEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const stack = testStack();
   const doc = evenLayout({ hosts: stackHosts(stack), shards: opts.shards ?? 16, modShards: opts.modShards ?? 8 });
   const env: { topology: Topology } = { topology: parseTopology(doc) };
-  const eventSpec = servedEvents();
   const storage = createStorage({
     topology: () => env.topology,
     credentials: { user: stack.mysql.user, password: stack.mysql.password },
     ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
     // As a gateway: the served product's events (Pinterest's), if it declares them.
-    events: eventSpec ? eventSettings(eventSpec) : undefined,
+    events: servedTestEvents(),
   });
   await writablePrimaries(stack, doc);
-  const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack) });
+  // DDL only (freshShards): no event kinds.
+  const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(stack), events: null });
   try {
     const started = Date.now();
     const r = await freshShards(admin.router, env.topology);

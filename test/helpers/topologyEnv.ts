@@ -100,7 +100,7 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
   const initial = initialLayout(stack);
   const topology: Topology = parseTopology(initial);
   await writablePrimaries(stack, initial);
-  const storage = createStorage({ topology: () => topology, credentials: admin });
+  const storage = createStorage({ topology: () => topology, credentials: admin, events: null });
   try {
     await provision({ router: storage.router, topology });
   } finally {
@@ -168,7 +168,8 @@ export async function topologyEnv(name: string, opts: { refreshMs?: number } = {
       });
     },
     async lostWrites(acked, topology) {
-      const storage = createStorage({ topology: () => topology ?? gateway.topology(), credentials: { user: stack.mysql.user, password: stack.mysql.password } });
+      // Reads only.
+      const storage = createStorage({ topology: () => topology ?? gateway.topology(), credentials: { user: stack.mysql.user, password: stack.mysql.password }, events: null });
       try {
         const lost: string[] = [];
         for (let i = 0; i < acked.length; i += 200) {

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import memjs from 'memjs';
 import { Redis } from 'ioredis';
-import { freshEnv, flushCaches, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, flushCaches, servedTestEvents, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { MemcachedObjects } from '../../src/cache/memcachedObjects.ts';
@@ -29,6 +29,7 @@ before(async () => {
     topology: () => env.topology,
     credentials: env.stack.mysql,
     cache: { objects: new MemcachedObjects({ client: memcached }), lists: new RedisLists({ redis }) },
+    events: servedTestEvents(),
   });
 });
 after(async () => {

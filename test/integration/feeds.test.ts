@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, servedTestEvents, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { createCacheLayers, type CacheLayers } from '../../src/cache/cacheLayers.ts';
@@ -60,6 +60,7 @@ before(async () => {
     topology: () => env.topology,
     credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },
     cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
+    events: servedTestEvents(),
   });
   // The fan-out worker every test but the SIGKILL one uses (that one runs its own).
   await worker();
@@ -283,6 +284,7 @@ describe('Feeds: stored in Redis, written by fan-out jobs in worker processes', 
       credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password },
       now: () => still,
       cache: { objects: layers.objects, lists: layers.lists, near: layers.near },
+      events: servedTestEvents(),
     });
     try {
       const writes = new ProductWrites({ storage: frozen, topology: () => env.topology, jobs: queue });

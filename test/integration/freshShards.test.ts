@@ -18,7 +18,7 @@ let admin: Storage;
 
 before(async () => {
   env = await freshEnv({ shards: 16, modShards: 8 });
-  admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack) });
+  admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack), events: null });
 });
 after(async () => {
   await admin?.close();

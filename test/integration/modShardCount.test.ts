@@ -61,7 +61,7 @@ describe('Mod-shard count: recorded in the databases', () => {
 
   test('provision with 16 over databases provisioned with 8: refused before anything is created, naming the database and both counts', async () => {
     const sixteen = parseTopology(layout(16));
-    const admin = createStorage({ topology: () => sixteen, credentials: adminCredentials(env.stack) });
+    const admin = createStorage({ topology: () => sixteen, credentials: adminCredentials(env.stack), events: null });
     try {
       await assert.rejects(provision({ router: admin.router, topology: sixteen }), (err: unknown) => {
         assert.ok(isShardqlError(err, 'INVALID_TOPOLOGY'), String(err));
@@ -180,7 +180,7 @@ describe('`shardql dev` on a stack the tests used', () => {
     assert.match(dev.stdout, /\+ mod shard count 16/);
     const published = parseTopology(JSON.parse((await etcd.get(DEV_KEY).string())!));
     assert.equal(published.doc.modShard.count, 16);
-    const storage = createStorage({ topology: () => published, credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password } });
+    const storage = createStorage({ topology: () => published, credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password }, events: null });
     try {
       const byName = await storage.lookups.lookup('username', ['alice', 'bob']);
       const byEmail = await storage.lookups.lookup('email', ['alice@example.com', 'bob@example.com']);

@@ -22,7 +22,7 @@ import { allShards } from '../../src/services/repair.ts';
 import { clientOptionFile, findClientProgram } from '../../src/storage/shardCopy.ts';
 import { ImportSource, parseSourceUrl } from '../../src/storage/importSource.ts';
 import { mysqlSslOption, type MysqlCredentials } from '../../src/storage/shardRouter.ts';
-import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, servedTestEvents, type TestEnv } from '../helpers/env.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 
 const TLS_USER = 'shardql_tls';
@@ -106,7 +106,7 @@ describe('MySQL over TLS (an account that requires it)', () => {
   test("the router's pools and ShardAdmin connect over TLS: writes and reads on every host", async () => {
     let storage: Storage | undefined;
     try {
-      storage = createStorage({ topology: () => env.topology, credentials: tlsCredentials() });
+      storage = createStorage({ topology: () => env.topology, credentials: tlsCredentials(), events: servedTestEvents() });
       const shards = allShards(env.topology);
       const ids: bigint[] = [];
       for (const [i, shard] of shards.entries()) ids.push((await storage.objects.create('board', shard, { name: `tls ${i}` })).id);

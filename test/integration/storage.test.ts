@@ -67,7 +67,7 @@ describe('Storage: objects', () => {
     const host = router.hostOfShard(5);
     // DDL: the admin account (the application's may only read and write rows).
     const { createStorage } = await import('../../src/storage/index.ts');
-    const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack) });
+    const admin = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack), events: null });
     try {
       await admin.router.query(host, [5], `ALTER TABLE ${shardDatabase(5)}.comments AUTO_INCREMENT = ${MAX_LOCAL_ID + 1n}`, []);
     } finally {
@@ -239,7 +239,7 @@ describe('Storage: mappings', () => {
     // A single-connection pool so session status counters belong to our queries only; the admin
     // account, which may FLUSH STATUS (RELOAD).
     const { createStorage } = await import('../../src/storage/index.ts');
-    const storage = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack), poolSize: 1 });
+    const storage = createStorage({ topology: () => env.topology, credentials: adminCredentials(env.stack), poolSize: 1, events: null });
     try {
       const board = encodeId({ shard: 8, type: 2, local: 1n });
       const host = storage.router.hostOfShard(8);

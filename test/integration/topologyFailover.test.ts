@@ -8,7 +8,7 @@ import { startGateway } from '../../src/server.ts';
 import { startService, stopService } from '../../src/stack/localStack.ts';
 import { createStorage } from '../../src/storage/index.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
-import type { TestEnv } from '../helpers/env.ts';
+import { servedTestEvents, type TestEnv } from '../helpers/env.ts';
 import { assertNoLeak, TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { createUsers, ms, servedWhere, startLoad, type AckedWrite, type LoadUser } from '../helpers/load.ts';
 import { TOPOLOGY_KEY, topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
@@ -183,7 +183,7 @@ describe('Topology: a primary killed with kill -9, then its replica promoted', (
     }
     // The storage layer says why, and asks for a re-read of the map.
     const readOnlyHosts: string[] = [];
-    const storage = createStorage({ topology: () => stale, credentials: app, onReadOnly: (h) => readOnlyHosts.push(h) });
+    const storage = createStorage({ topology: () => stale, credentials: app, events: servedTestEvents(), onReadOnly: (h) => readOnlyHosts.push(h) });
     try {
       await assert.rejects(
         storage.objects.create('board', owner.shard, { name: 'split brain' }),

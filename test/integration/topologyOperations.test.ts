@@ -24,6 +24,7 @@ import { TopologyOperationError } from '../../src/topology/operations/errors.ts'
 import { moveShards, planMove } from '../../src/topology/operations/moveShards.ts';
 import type { ShardCopyIo } from '../../src/topology/operations/ports.ts';
 import { startDelayProxy } from '../helpers/delayProxy.ts';
+import { servedTestEvents } from '../helpers/env.ts';
 import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { createUsers, ms, type LoadUser } from '../helpers/load.ts';
 import { TOPOLOGY_KEY, topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
@@ -313,8 +314,9 @@ describe('Topology promote --force on the real stack', () => {
     // Nothing acknowledged before is lost; writes now land on the new primary only.
     for (const [i, id] of acked.entries()) assert.equal(await pinTitle(owner, id), `before promote ${i}`);
     const after = await createPin(owner, 'after promote');
-    const onNew = createStorage({ topology: () => env.gateway.topology(), credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password } });
-    const onOld = createStorage({ topology: () => stale, credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password } });
+    // onNew reads; onOld also tries a write, as a gateway on the stale map would.
+    const onNew = createStorage({ topology: () => env.gateway.topology(), credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password }, events: null });
+    const onOld = createStorage({ topology: () => stale, credentials: { user: env.stack.mysql.user, password: env.stack.mysql.password }, events: servedTestEvents() });
     try {
       assert.equal((await onNew.objects.getMany([BigInt(after)])).get(BigInt(after))?.data.title, 'after promote');
       assert.equal((await onOld.objects.getMany([BigInt(after)])).has(BigInt(after)), false, 'the old primary does not have it');

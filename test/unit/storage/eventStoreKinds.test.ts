@@ -11,7 +11,7 @@ import { createStorage, type Storage } from '../../../src/storage/index.ts';
  */
 function unreachable(spec?: EventSpec): Storage {
   const topology = parseTopology(evenLayout({ hosts: { h1: { primary: { host: '127.0.0.1', port: 1 } } }, shards: 4, modShards: 2 }));
-  return createStorage({ topology: () => topology, credentials: { user: 'nobody', password: 'none' }, events: spec ? eventSettings(spec) : undefined });
+  return createStorage({ topology: () => topology, credentials: { user: 'nobody', password: 'none' }, events: spec ? eventSettings(spec) : null });
 }
 
 describe('Event store: the kinds it is given, and none without a spec', () => {
@@ -25,7 +25,7 @@ describe('Event store: the kinds it is given, and none without a spec', () => {
       assert.deepEqual(storage.events.keysOf([]), []);
       // A product's event met by a storage made without its spec: the error says which mistake it is.
       const liked = { user: 7n, id: 1n, ts: 1, actor: 8n, object: 9n, detail: null, kind: 'pin_liked' };
-      assert.throws(() => storage.events.keysOf([liked]), /^Error: unknown event kind "pin_liked": this store has no event kinds \(made without the served product's events/);
+      assert.throws(() => storage.events.keysOf([liked]), /^Error: unknown event kind "pin_liked": this store has no event kinds \(its storage was made with events: null, not the served product's/);
     } finally {
       await storage.close();
     }
