@@ -21,6 +21,19 @@ export interface CacheCounters {
   readonly redisMisses: number;
 }
 
+export const ZERO_COUNTERS: CacheCounters = { memcachedHits: 0, memcachedMisses: 0, redisHits: 0, redisMisses: 0 };
+
+/** `sum` plus what the counters gained from `before` to `after`; null when any of them is (a cache did not answer). */
+export function addCounters(sum: CacheCounters | null, before: CacheCounters | null, after: CacheCounters | null): CacheCounters | null {
+  if (!sum || !before || !after) return null;
+  return {
+    memcachedHits: sum.memcachedHits + after.memcachedHits - before.memcachedHits,
+    memcachedMisses: sum.memcachedMisses + after.memcachedMisses - before.memcachedMisses,
+    redisHits: sum.redisHits + after.redisHits - before.redisHits,
+    redisMisses: sum.redisMisses + after.redisMisses - before.redisMisses,
+  };
+}
+
 export interface HitRates {
   /** memcached (objects) hit rate over the run, or null when the run made no memcached lookups. */
   readonly objects: number | null;

@@ -137,3 +137,23 @@ export function coresPer10k(cpu: CpuPerRequest): Record<string, number> {
   for (const k of Object.keys(tiers)) tiers[k] = Math.round(tiers[k]! * 100) / 100;
   return tiers;
 }
+
+/**
+ * One system's CPU windows taken in turns with the others' (bench/main.ts's rounds) as one: each
+ * process's milliseconds summed over the windows ÷ all their requests. A process missing from a
+ * window (gone or restarted during it) counts nothing for that window.
+ */
+export function mergeCpu(windows: readonly { readonly cpu: CpuPerRequest; readonly requests: number }[]): CpuPerRequest {
+  if (windows.length === 0) throw new Error('mergeCpu: no window');
+  if (windows.length === 1) return windows[0]!.cpu;
+  const requests = Math.max(1, windows.reduce((n, w) => n + w.requests, 0));
+  const ms: Record<string, number> = {};
+  let lg: number | null = 0;
+  for (const { cpu, requests: n } of windows) {
+    for (const [name, perRequest] of Object.entries(cpu.byProcess)) ms[name] = (ms[name] ?? 0) + perRequest * n;
+    lg = lg === null || cpu.loadGenerator === null ? null : lg + cpu.loadGenerator * n;
+  }
+  const byProcess: Record<string, number> = {};
+  for (const [name, total] of Object.entries(ms)) byProcess[name] = round(total / requests);
+  return { total: round(Object.values(byProcess).reduce((s, v) => s + v, 0)), byProcess, loadGenerator: lg === null ? null : round(lg / requests) };
+}

@@ -15,6 +15,7 @@
  * with each answer's cost collected.
  */
 import autocannon from 'autocannon';
+import { percentile, type MeasuredRun } from './runs.ts';
 
 export interface DriverRequest {
   readonly body: string;
@@ -33,6 +34,8 @@ export interface DriverRun {
   readonly warmupSec?: number;
   /** Connection i loops over streams[i % streams.length]. */
   readonly streams: readonly (readonly DriverRequest[])[];
+  /** Return the measured latencies too (`latenciesMs`), for `mergeRuns`. */
+  readonly keepLatencies?: boolean;
 }
 
 /**
@@ -84,28 +87,9 @@ export function addCost(totals: CostTotals, cost: CostExtension | undefined): Co
 
 export const NO_COST: CostTotals = { answers: 0, sqlRoundTrips: 0, cacheRoundTrips: 0, cacheHits: 0, cacheMisses: 0, cacheReported: false };
 
-export interface DriverResult {
-  readonly requests: number;
-  readonly durationMs: number;
-  readonly rps: number;
-  readonly p50Ms: number;
-  readonly p90Ms: number;
-  readonly p99Ms: number;
-  readonly meanMs: number;
-  /** Transport errors, timeouts, non-2xx answers, and 200s that carried GraphQL errors. */
-  readonly errors: number;
-  readonly timeouts: number;
-  readonly non2xx: number;
-  readonly graphqlErrors: number;
-  readonly firstErrorBody?: string;
+export interface DriverResult extends MeasuredRun {
   /** First passes only: the cost every answer reported. */
   readonly cost?: CostTotals;
-}
-
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i]!;
 }
 
 export async function runLoad(run: DriverRun): Promise<DriverResult> {
@@ -174,6 +158,7 @@ export async function runLoad(run: DriverRun): Promise<DriverResult> {
     non2xx,
     graphqlErrors,
     ...(firstErrorBody !== undefined ? { firstErrorBody } : {}),
+    ...(run.keepLatencies ? { latenciesMs: Array.from(sorted) } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  *
  *   tsx bench/run.ts [--quick] [--json FILE] [--users N | --scale K] [--shards N] [--seed N]
  *                    [--connections N] [--warm S] [--warmup S] [--scenarios a,b] [--systems ours,flat]
- *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS] [--no-profile]
+ *                    [--stack-dir DIR] [--keep-stack] [--force-load] [--cache-timeout-ms MS] [--no-profile] [--rounds N]
  *
  * 1. brings up `.stack-bench` (or uses it running), publishes the slot's topology (64 shards over 2
  *    hosts by default; 16 in --quick), provisions and loads the synthetic data set if missing;
@@ -39,12 +39,13 @@ import { ShardAdmin } from '../src/storage/shardAdmin.ts';
 import { publishTopology } from '../src/topology/etcdTopology.ts';
 import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
 import { baselineSchema } from './baselines/source.ts';
-import { CacheProbe } from './caches.ts';
-import { CpuMeter, coresPer10k, type CpuPerRequest, type MeteredProcess } from './cpu.ts';
+import { addCounters, CacheProbe, ZERO_COUNTERS, type CacheCounters } from './caches.ts';
+import { CpuMeter, coresPer10k, mergeCpu, type CpuPerRequest, type MeteredProcess } from './cpu.ts';
 import { stackStatus } from '../src/stack/localStack.ts';
 import { targetsOf } from './targets.ts';
 import { SIZING_PAGE, sizing, sizingPage } from './sizing.ts';
 import { addCost, NO_COST, type CostTotals, type DriverPass, type DriverRequest, type DriverResult, type DriverRun } from './driver.ts';
+import { mergeRuns } from './runs.ts';
 import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
 import { benchmarkMarkdown, LATEST_PAGE } from './markdown.ts';
@@ -74,6 +75,7 @@ const { values: args } = parseArgs({
     'force-load': { type: 'boolean', default: false },
     'cache-timeout-ms': { type: 'string' },
     'no-profile': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
   },
 });
 
@@ -90,6 +92,15 @@ if (!(warmupSec >= 0)) throw new Error(`--warmup must be a number of seconds, go
 const sampleCount = quick ? 4 : 8;
 /** Chains of requests a --quick cold pass sends (a full run sends every distinct request once). */
 const QUICK_COLD_CHAINS = 4;
+/**
+ * Turns each system takes at a warm run (warmSec ÷ rounds each, in turn with the others): the
+ * machine's drift over a scenario (a floor-jit board page read 2,250–3,100 req/s in runs minutes
+ * apart) then falls on every system alike. --quick: 1.
+ */
+const warmRounds = Number(args.rounds ?? (quick ? 1 : 2));
+if (!(Number.isInteger(warmRounds) && warmRounds >= 1)) throw new Error(`--rounds must be a whole number ≥ 1, got ${args.rounds}`);
+/** Warm-up of a system's later rounds: its idle turn let only near pages and connection windows go. */
+const LATER_ROUND_WARMUP_SEC = 1;
 const profiling = !(args['no-profile'] ?? false);
 /** Seconds of ours' profiled run (after its measured one; bench/profile.ts needs ~1,000 samples). */
 const profileSec = Math.min(warmSec, 5);
@@ -110,6 +121,13 @@ wantSystems.add('ours');
 for (const s of wantSystems) if (!ALL_SYSTEMS.includes(s)) throw new Error(`--systems: unknown system ${s} (${ALL_SYSTEMS.join(', ')})`);
 
 /** The load generator child process: one run at a time over IPC. */
+/** One system's warm rounds so far: its runs, CPU windows and cache counters gained. */
+interface WarmTally {
+  readonly runs: DriverResult[];
+  readonly cpu: { cpu: CpuPerRequest; requests: number }[];
+  hits: CacheCounters | null;
+}
+
 class Driver {
   readonly #child: ChildProcess;
   #next = 0;
@@ -281,6 +299,8 @@ async function main(): Promise<void> {
 
     driver = new Driver();
     probe = new CacheProbe(stack.info);
+    const load = driver;
+    const caches = probe;
     // The stack's servers, by their own pids: each MariaDB host, Redis, memcached, etcd.
     const metered: MeteredProcess[] = (await stackStatus(stackDir)).services.flatMap((svc) => (svc.pid !== null && svc.running ? [{ name: svc.name, pid: svc.pid }] : []));
     const cpu = new CpuMeter(metered, driver.pid);
@@ -315,53 +335,79 @@ async function main(): Promise<void> {
       const phases = {} as Record<Phase, PhaseResult>;
       const warmSamples = new Map<SystemKey, Sampled>();
       let profile: ProfileSummary | undefined;
+      // Warm: the systems take turns, `warmRounds` times (warmSec ÷ rounds each), so the machine's
+      // drift over a scenario falls on every system alike; a system's rounds make one measurement.
+      const warmTallies = new Map<SystemKey, WarmTally>();
+      const warmRound = async (sys: System, round: number): Promise<void> => {
+        const tally = warmTallies.get(sys.key) ?? { runs: [], cpu: [], hits: ZERO_COUNTERS };
+        warmTallies.set(sys.key, tally);
+        // Round one warms the system up from its cold pass; a later one only refills what its idle
+        // turn let go (the feeds' near pages, connections' windows).
+        const warmup = round === 0 ? warmupSec : Math.min(warmupSec, LATER_ROUND_WARMUP_SEC);
+        // A run in which no request finished (a stall as long as the measured seconds: a short
+        // --quick run on a busy machine) measures nothing: it is run again, twice as long, at most twice.
+        for (let durationSec = warmSec / warmRounds, attempt = 1; ; durationSec *= 2, attempt++) {
+          const running = load.run({ url: sys.url, connections, warmupSec: warmup, durationSec, streams, keepLatencies: warmRounds > 1 });
+          running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+          // Hit rates and CPU cover the measured seconds only, from the end of the warm-up. This
+          // process serves ours: under its load this timer runs late (same steady load either way).
+          await sleep(warmup * 1000);
+          const before = await caches.counters();
+          const window = cpu.open();
+          const run = await running;
+          const cpuWindow = run.requests > 0 ? window.close(run.requests) : undefined;
+          const after = await caches.counters();
+          if (run.requests > 0 || attempt === 3) {
+            tally.runs.push(run);
+            if (cpuWindow) tally.cpu.push({ cpu: cpuWindow, requests: run.requests });
+            tally.hits = addCounters(tally.hits, before, after);
+            if (warmRounds > 1) log(`  warm ${sys.key} round ${round + 1}/${warmRounds}: ${run.requests} req ${run.rps.toFixed(1)} req/s${cpuWindow ? `  CPU ${cpuWindow.total.toFixed(3)} ms/req` : ''}`);
+            break;
+          }
+          log(`  warm ${sys.key}: no request finished in ${durationSec} s; measured again for ${durationSec * 2} s`);
+        }
+      };
       for (const phase of ['cold', 'warm'] as const) {
         const measured: Partial<Record<SystemKey, Measurement>> = {};
+        if (phase === 'warm') {
+          for (let round = 0; round < warmRounds; round++) {
+            for (const sys of systems) {
+              await warmRound(sys, round);
+              // Where ours' CPU goes: a run of its own right after its last measured one (same load,
+              // the server still warm), so the sampler's cost (7–9% of CPU per request) is in no
+              // measured figure and ours is compared with the baselines as they are, unobserved.
+              if (profiling && sys.key === 'ours' && round === warmRounds - 1) {
+                const profiled = driver.run({ url: sys.url, connections, warmupSec: 0, durationSec: profileSec, streams });
+                profiled.catch(() => undefined); // awaited below
+                const profiler = await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`));
+                try {
+                  await profiled;
+                } finally {
+                  profile = await profiler.stop();
+                }
+              }
+            }
+          }
+        }
         for (const sys of systems) {
           let run: DriverResult;
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
           let cpuMsPerRequest: CpuPerRequest | undefined;
-          let before = await probe.counters();
+          let hits: CacheCounters | null;
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
             if (sys.usesStackCaches && dedicatedStack) await probe.flush();
             await sys.restart();
+            const before = await probe.counters();
             run = await driver.pass({ url: sys.url, connections, chains });
+            hits = addCounters(ZERO_COUNTERS, before, await probe.counters());
             costs = perRequest(run.cost ?? NO_COST);
           } else {
-            // A run in which no request finished (a stall as long as the measured seconds: a short
-            // --quick run on a busy machine) measures nothing: it is run again, twice as long, at most twice.
-            for (let durationSec = warmSec, attempt = 1; ; durationSec *= 2, attempt++) {
-              const running = driver.run({ url: sys.url, connections, warmupSec, durationSec, streams });
-              running.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-              // Hit rates and the profile cover the measured seconds only, from the end of the warm-up.
-              // This process serves ours: under its load these timers run late, so ours' profile window
-              // may start and end some 100s of ms after the driver's (same steady load; wallMs says how long).
-              await sleep(warmupSec * 1000);
-              before = await probe.counters();
-              const window = cpu.open();
-              run = await running;
-              if (run.requests > 0) cpuMsPerRequest = window.close(run.requests);
-              if (run.requests > 0 || attempt === 3) break;
-              log(`  warm ${sys.key}: no request finished in ${durationSec} s; measured again for ${durationSec * 2} s`);
-            }
-            // Where ours' CPU goes: a run of its own right after the measured one (same load, the server
-            // still warm), so the sampler's cost (7–9% of CPU per request) is in no measured figure and
-            // ours is compared with the baselines as they are, unobserved.
-            if (profiling && sys.key === 'ours') {
-              const profiled = driver.run({ url: sys.url, connections, warmupSec: 0, durationSec: profileSec, streams });
-              profiled.catch(() => undefined); // awaited below
-              const profiler = await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`));
-              try {
-                await profiled;
-              } finally {
-                profile = await profiler.stop();
-              }
-            }
-          }
-          const after = await probe.counters();
-          if (phase === 'warm') {
+            const tally = warmTallies.get(sys.key)!;
+            run = mergeRuns(tally.runs);
+            if (tally.cpu.length > 0) cpuMsPerRequest = mergeCpu(tally.cpu);
+            hits = tally.hits;
             const sampled = await sample(sys, s);
             warmSamples.set(sys.key, sampled);
             costs = sampled;
@@ -378,7 +424,7 @@ async function main(): Promise<void> {
             meanMs: run.meanMs,
             sqlRoundTrips: sys.key === 'floor' || sys.key === 'floor-jit' ? 0 : costs!.sqlRoundTrips,
             cacheRoundTrips: costs!.cacheRoundTrips,
-            hitRates: sys.usesStackCaches ? CacheProbe.rates(before, after) : { objects: null, lists: null },
+            hitRates: sys.usesStackCaches ? CacheProbe.rates(ZERO_COUNTERS, hits) : { objects: null, lists: null },
             tail: run.p50Ms > 0 ? run.p99Ms / run.p50Ms : null,
             ...(cpuMsPerRequest ? { cpuMsPerRequest } : {}),
             errors,
@@ -443,6 +489,7 @@ async function main(): Promise<void> {
         connections,
         cold: 'first pass: every distinct request of the scenario once, after a restart with empty caches',
         warmSeconds: warmSec,
+        warmRounds,
         warmupSeconds: warmupSec,
         profileIntervalUs: profiling ? SAMPLING_INTERVAL_US : null,
         samplesPerRun: sampleCount,
@@ -465,7 +512,7 @@ async function main(): Promise<void> {
       ...(fanout ? { fanout } : {}),
       notes: [
         'ratios are ours ÷ baseline: req/s above 1× and p50 below 1× mean ours is better',
-        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too). The MariaDB buffer pools are never restarted`,
+        `cold = a first pass right after the system restarted (new pools, document cache, loaders) with memcached and Redis flushed: every distinct request of the scenario once, 8 in flight; its p99 is over few requests. warm = autocannon for a fixed duration over the same requests, caches filled, after ${warmupSec} s of the same load on the same connections, without a pause, whose answers are discarded (steady state for every system alike; work the previous run left in flight mostly falls into it too)${warmRounds > 1 ? `; in ${warmRounds} rounds of ${warmSec / warmRounds} s, the systems taking turns (a later round after ${Math.min(warmupSec, LATER_ROUND_WARMUP_SEC)} s of warm-up), each system's rounds one measurement (req/s over all its measured seconds, percentiles over all its latencies, CPU over all its requests), so the machine's drift over a scenario falls on every system alike` : ''}. The MariaDB buffer pools are never restarted`,
         'SQL and cache round trips per request: cold = mean over every request of the first pass, warm = mean over a sample after the run (extensions.cost; the flat baseline counts its statements the same way; the floor makes none; only the gateway has caches). Hit rates: memcached (objects) / Redis (pages, counts) server counters over the run',
         'n+1 is the same gateway with batching off and its caches on: in the warm phase its N+1 round trips go mostly to the caches',
         'floor: plain graphql-js execute() on node:http over Maps holding what the scenarios touch, each query text parsed and validated once (as Apollo does); floor-jit: the same schema, resolvers and Maps run by graphql-jit, each document compiled once (the executor the gateway runs): the fastest this executor can answer with no caches, no network and no Apollo',
@@ -475,7 +522,7 @@ async function main(): Promise<void> {
         profiling
           ? `profile: a run of ours of its own (${profileSec} s, same connections and requests) right after its measured warm run, a V8 CPU profile of this whole process (the other systems idle meanwhile) sampled every ${SAMPLING_INTERVAL_US} µs; self time by package or category and by project file, in percent of non-idle samples; GC = main-thread GC pauses (PerformanceObserver 'gc') ÷ process CPU time (all threads) and ÷ wall time; pauses are wall time, so when the machine is short of CPU, GC ÷ CPU overstates and the (garbage collector) share of samples is the steadier view. The sampler costs ours 4–6% of its req/s and 7–9% of its CPU per request (measured once, pin-detail, 2 s rounds alternately with and without it), which is why no measured run is profiled; --no-profile skips the profiled runs`
           : 'profile: off (--no-profile)',
-        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm (after ${warmupSec} s warm-up) per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
+        `load generator: autocannon in a child process, ${connections} connections, ${warmSec} s warm (after ${warmupSec} s warm-up${warmRounds > 1 ? `; ${warmRounds} rounds in turn` : ''}) per system and scenario, on the same ${machine.nproc}-core machine as the servers and MariaDB`,
       ],
       totalSeconds: Math.round((Date.now() - started) / 1000),
     };
@@ -483,7 +530,7 @@ async function main(): Promise<void> {
     const table = formatTable(report);
     process.stdout.write(`\nshardql bench (${report.mode}) — ${date}\nmachine: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB memory, node ${machine.node}, ${machine.os}\n`);
     process.stdout.write(`data: ${info.params.users} users + specials — ${Object.entries(info.summary).map(([k, v]) => `${k} ${v}`).join(', ')}; ${slot.shards} shards on ${stack.info.mysql.hosts.length} hosts${reused ? ' (reused)' : ''}\n`);
-    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up; ${connections} connections; ratios are ours ÷ baseline\n`);
+    process.stdout.write(`cold: first pass (each distinct request once, empty caches, fresh server); warm: ${warmSec} s of autocannon after ${warmupSec} s warm-up${warmRounds > 1 ? ` (${warmRounds} rounds, systems in turn)` : ''}; ${connections} connections; ratios are ours ÷ baseline\n`);
     const mixed = sizing(report);
     const sized = Object.entries(mixed.cores).filter(([, t]) => t !== null).map(([sys, t]) => `  ${sys.padEnd(9)} ${Object.entries(t!).map(([tier, c]) => `${tier} ${c.toFixed(2)}`).join(' · ')}`);
     const sizingText = sized.length > 0 ? `\ncores per 10,000 req/s of the stated mix (bench/sizing.ts):\n${sized.join('\n')}\n` : '';

@@ -95,7 +95,7 @@ export function benchmarkMarkdown(report: BenchReport, source: string): string {
     `- **Run**: ${when}, \`npm run bench\` (${report.mode}), ${report.totalSeconds} s`,
     `- **Machine**: ${str(m.nproc)} cores (${str(m.cpu)}), ${str(m.memoryGiB)} GiB memory, Node ${str(m.node)}, ${str(m.os)}`,
     `- **Data**: ${data}; ${str(report.config.shards)} shards on ${str(report.config.hosts)} hosts`,
-    `- **Load**: ${str(report.config.connections)} connections, ${str(report.config.warmSeconds)} s warm after ${str(report.config.warmupSeconds)} s of warm-up, per system and scenario`,
+    `- **Load**: ${str(report.config.connections)} connections, ${str(report.config.warmSeconds)} s warm after ${str(report.config.warmupSeconds)} s of warm-up, per system and scenario${typeof report.config.warmRounds === 'number' && report.config.warmRounds > 1 ? `, in ${report.config.warmRounds} rounds (the systems in turn)` : ''}`,
     '',
     '## Warm requests',
     '',

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { CpuMeter, coresPer10k, cpuMsOfStat, processCpuMs, tierOf } from '../../../bench/cpu.ts';
+import { CpuMeter, coresPer10k, cpuMsOfStat, mergeCpu, processCpuMs, tierOf } from '../../../bench/cpu.ts';
 
 test('cpuMsOfStat reads utime + stime after the last parenthesis', () => {
   // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime …
@@ -54,4 +54,17 @@ test('cores per 10k req/s sum MariaDB hosts into one tier', () => {
     mysql: 5,
     redis: 1,
   });
+});
+
+test("mergeCpu: one system's windows in turns as one, milliseconds summed over all their requests", () => {
+  const one = { total: 0.6, byProcess: { server: 0.5, redis: 0.1 }, loadGenerator: 0.2 };
+  assert.equal(mergeCpu([{ cpu: one, requests: 10 }]), one);
+  const merged = mergeCpu([
+    { cpu: one, requests: 1000 },
+    { cpu: { total: 1.2, byProcess: { server: 0.9, redis: 0.1, etcd: 0.2 }, loadGenerator: 0.4 }, requests: 3000 },
+  ]);
+  // server (0.5 × 1000 + 0.9 × 3000) ÷ 4000 = 0.8; redis 0.1; etcd (absent from the first) 0.6 ÷ 4 = 0.15.
+  assert.deepEqual(merged, { total: 1.05, byProcess: { server: 0.8, redis: 0.1, etcd: 0.15 }, loadGenerator: 0.35 });
+  assert.equal(mergeCpu([{ cpu: one, requests: 5 }, { cpu: { ...one, loadGenerator: null }, requests: 5 }]).loadGenerator, null);
+  assert.throws(() => mergeCpu([]), /no window/);
 });
