@@ -99,6 +99,8 @@ export interface GatewayConfig {
   readonly introspection?: boolean;
   /** Several operations per HTTP request (a JSON array). Default false. */
   readonly batchedRequests?: boolean;
+  /** Queries seen before answered past Apollo's request pipeline, alike (graphql/fastLane.ts). Default true. */
+  readonly fastLane?: boolean;
   /**
    * Most entries (objects and lists) in each gateway's in-process cache, kept true across gateways
    * by the invalidation log in Redis; 0 turns it off. Default 200000.
@@ -504,7 +506,7 @@ function adminAndRefresh(env: Env, stack: StackInfo | undefined, tls: TlsTrust |
  * SHARDQL_MAX_COST, SHARDQL_MAX_ROUND_TRIPS, SHARDQL_RATE_LIMIT ("600/60s" per viewer; also per
  * address unless SHARDQL_RATE_LIMIT_IP says otherwise; "off"; default 600/60s in production, off in
  * development), SHARDQL_QUERY_TIMEOUT_MS, SHARDQL_REQUEST_TIMEOUT_MS, SHARDQL_INTROSPECTION=1|0,
- * SHARDQL_BATCHING=1, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache), SHARDQL_FEED_SIZE,
+ * SHARDQL_BATCHING=1, SHARDQL_FAST_LANE=0, SHARDQL_NEAR_CACHE_ENTRIES (0 = no in-process cache), SHARDQL_FEED_SIZE,
  * SHARDQL_FEED_FANOUT_MAX_FOLLOWERS, SHARDQL_INTENT_COMPLETION_DELAY_MS (0 = at once),
  * SHARDQL_INTENT_REPAIR_EVERY_MS (0 = no repair pass), SHARDQL_INTENT_REPAIR_AGE_MS.
  */
@@ -541,6 +543,7 @@ function limits(env: Env, mode: 'development' | 'production'): Partial<GatewayCo
     requestTimeoutMs: int('SHARDQL_REQUEST_TIMEOUT_MS', 1),
     introspection: flag('SHARDQL_INTROSPECTION'),
     batchedRequests: flag('SHARDQL_BATCHING'),
+    fastLane: flag('SHARDQL_FAST_LANE'),
     nearCacheEntries: int('SHARDQL_NEAR_CACHE_ENTRIES', 0),
     intentCompletionDelayMs: int('SHARDQL_INTENT_COMPLETION_DELAY_MS', 0),
     intentRepairEveryMs: int('SHARDQL_INTENT_REPAIR_EVERY_MS', 0),
@@ -726,6 +729,7 @@ const READ_SETTINGS: readonly Setting[] = [
   { name: 'SHARDQL_REQUEST_TIMEOUT_MS', readBy: ['gateway'] },
   { name: 'SHARDQL_INTROSPECTION', readBy: ['gateway'] },
   { name: 'SHARDQL_BATCHING', readBy: ['gateway'] },
+  { name: 'SHARDQL_FAST_LANE', readBy: ['gateway'] },
   { name: 'SHARDQL_NEAR_CACHE_ENTRIES', readBy: ['gateway'] },
   { name: 'SHARDQL_INTENT_COMPLETION_DELAY_MS', readBy: ['gateway'] },
   { name: 'SHARDQL_INTENT_REPAIR_EVERY_MS', readBy: ['gateway'] },

@@ -191,7 +191,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   // Products attach by the names they need: those the served model lacks are left out, and said so.
   const products = servedProducts();
   log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })), feed: feed?.field ?? null });
-  const apollo = createApolloServer({
+  const { apollo, fastLane } = createApolloServer({
     resolvers: servedResolvers(),
     development,
     apqCache: new RedisKeyValueCache(redis),
@@ -201,6 +201,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     ...(config.introspection !== undefined ? { introspection: config.introspection } : {}),
     ...(config.schemaPrivacy !== undefined ? { schemaPrivacy: config.schemaPrivacy } : {}),
     batching: config.batchedRequests ?? false,
+    fastLane: config.fastLane ?? true,
     onResponse: (seconds, failed, ctx) => metrics.recordRequest(seconds, failed, ctx.op.stats, ctx.op.cache),
   });
   await apollo.start();
@@ -244,6 +245,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
   const handler = createHandler({
     apollo,
+    fastLane,
     context,
     viewerOf: (ctx) => ctx.viewerId,
     admit,

@@ -2,13 +2,15 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import { GraphQLError, getVariableValues, type DocumentNode, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { isShardqlError, type ShardqlError } from '../core/errors.ts';
 import type { GatewayContext } from './context.ts';
-import { checkCost, DEFAULT_COST_BUDGET, estimateCost, type CostBudget, type CostEstimate, type EventCost } from './cost.ts';
+import { DEFAULT_COST_BUDGET, type CostBudget, type CostEstimate, type EventCost } from './cost.ts';
+import { CostGate, nameOperation, settleErrors, type OnResponse } from './operationPolicy.ts';
 import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { jitGateway } from './executor.ts';
+import { jitGateway, JitRunner } from './executor.ts';
+import { FastLane, type FastContext } from './fastLane.ts';
 import type { ResolverMap } from './resolvers.ts';
 import { loadTypeDefs } from './schema.ts';
 
@@ -37,7 +39,9 @@ export interface ApolloOptions {
   readonly schemaPrivacy?: boolean;
   readonly log: (event: string, fields: Record<string, unknown>) => void;
   /** Called once per request with its duration and outcome (metrics). */
-  readonly onResponse?: (seconds: number, failed: boolean, ctx: GatewayContext) => void;
+  readonly onResponse?: OnResponse;
+  /** Queries seen before answered past Apollo's pipeline, alike (fastLane.ts). Default true. */
+  readonly fastLane?: boolean;
 }
 
 /** Codes graphql-js and Apollo give to errors about the request itself: their messages are safe. */
@@ -53,20 +57,6 @@ const REQUEST_ERROR_CODES = new Set([
 ]);
 
 /**
- * What a client is told, with schema privacy on, when its operation does not validate (or its
- * variables do not fit it): the same answer whichever names were wrong, right or missing, so
- * probing the schema by its error messages learns nothing.
- */
-export const PRIVATE_VALIDATION_ERROR = {
-  message: 'The operation is not valid against this API (see the request ID in the server log)',
-  extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-} as const;
-export const PRIVATE_VARIABLES_ERROR = {
-  message: "The operation's variables do not match its variable definitions (see the request ID in the server log)",
-  extensions: { code: 'BAD_USER_INPUT' },
-} as const;
-
-/**
  * Per request: names the operation and counts the response's errors by code for the request's
  * log line, opens the operation's span (loader levels, SQL and cache calls go under it), and — with
  * schema privacy — replaces validation and variable errors by one generic error, logging the real
@@ -80,27 +70,13 @@ const observePlugin = (opts: { readonly schemaPrivacy: boolean; readonly log: Ap
     return {
       async didResolveOperation({ operation, operationName }) {
         if (!scope || !operation) return;
-        name = operationName ?? operation.name?.value ?? '(anonymous)';
-        scope.operation = scope.operation === undefined ? name : `${scope.operation},${name}`;
+        name = nameOperation(scope, operation, operationName);
         span?.rename(`${operation.operation} ${name}`);
       },
       async willSendResponse({ response }) {
         const body = response.body.kind === 'single' ? response.body.singleResult : undefined;
-        let errors = body?.errors;
-        if (body && errors && opts.schemaPrivacy) {
-          const invalid = errors.some((e) => e.extensions?.code === 'GRAPHQL_VALIDATION_FAILED');
-          const variables = !invalid && errors.some((e) => e.extensions?.code === 'BAD_USER_INPUT');
-          if (invalid || variables) {
-            opts.log('graphql_invalid', { requestId: scope?.id, errors: errors.map((e) => `${String(e.extensions?.code)}: ${e.message}`) });
-            errors = body.errors = [invalid ? PRIVATE_VALIDATION_ERROR : PRIVATE_VARIABLES_ERROR];
-          }
-        }
-        if (scope) {
-          for (const e of errors ?? []) {
-            const code = String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR');
-            scope.errors[code] = (scope.errors[code] ?? 0) + 1;
-          }
-        }
+        const errors = settleErrors(body?.errors, scope, opts);
+        if (body && errors !== body.errors) body.errors = errors;
         span?.end({ 'graphql.operation.name': name ?? '', 'shardql.errors': errors?.length ?? 0 }, errors?.length ? { code: errors[0]!.extensions?.code } : undefined);
       },
     };
@@ -113,75 +89,40 @@ function refusal(err: ShardqlError): GraphQLError {
 }
 
 /**
- * Cost of each response in SQL and cache traffic, in `extensions.cost`: always in development, on
- * request (`x-shardql-cost: 1`) otherwise. Also feeds the metrics. Before execution, refuses an
- * operation whose estimated cost (cost.ts) is over budget, or whose page sizes are out of range.
+ * Cost of each response (CostGate): the estimate checked once the operation is known, refused as a
+ * request error when over budget; the metrics and `extensions.cost` at the response.
  */
-const costPlugin = (onResponse: ApolloOptions['onResponse'], budget: CostBudget, events: EventCost | undefined): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => {
-  // An estimate depends only on the document, the operation, the variables as sent and the host
-  // count: the same page asked again is neither coerced nor walked again. Apollo keeps one
-  // DocumentNode per query text.
-  const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
-  const estimateOnce = (raw: Record<string, unknown>, args: Omit<Parameters<typeof estimateCost>[0], 'variables'>): CostEstimate => {
-    let byArgs = estimates.get(args.document);
-    if (!byArgs) estimates.set(args.document, (byArgs = new Map()));
-    const key = `${args.hosts}|${args.operation.name?.value ?? ''}|${JSON.stringify(raw)}`;
-    let e = byArgs.get(key);
-    if (e === undefined) {
-      // Bad variables fail execution before any resolver runs; cost what can be read meanwhile.
-      const coerced = getVariableValues(args.schema, args.operation.variableDefinitions ?? [], raw, { maxErrors: 1 });
-      e = estimateCost({ ...args, variables: coerced.coerced ?? {} });
-      if (byArgs.size >= 1000) byArgs.clear();
-      byArgs.set(key, e);
-    }
-    return e;
-  };
-  return {
-    async requestDidStart() {
-      const started = process.hrtime.bigint();
-      let estimate: CostEstimate | undefined;
-      return {
-        async didResolveOperation({ schema, document, operation, request, contextValue }) {
-          if (!operation) return;
-          if (operation.operation === 'subscription') {
-            throw new GraphQLError('Expected a query or a mutation: this gateway has no subscriptions', {
-              extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
-            });
-          }
-          try {
-            estimate = estimateOnce(request.variables ?? {}, { schema, document, operation, hosts: Object.keys(contextValue.topology.doc.hosts).length, feed: contextValue.feed?.cost, ...(events ? { events } : {}) });
-            checkCost(estimate, budget);
-          } catch (err) {
-            throw isShardqlError(err) ? refusal(err) : err;
-          }
-        },
-        async willSendResponse({ response, contextValue, errors }) {
-          if (contextValue?.op) onResponse?.(Number(process.hrtime.bigint() - started) / 1e9, (errors?.length ?? 0) > 0, contextValue);
-          if (!contextValue?.showCost || response.body.kind !== 'single') return;
-          const stats = contextValue.op.stats;
-          response.body.singleResult.extensions = {
-            ...response.body.singleResult.extensions,
-            cost: {
-              sqlRoundTrips: stats.roundTrips,
-              rows: stats.rows,
-              shards: [...stats.shards].sort((a, b) => a - b),
-              hosts: stats.hosts.size,
-              cache: contextValue.op.cache.layers,
-              ...(estimate ? { estimate: { rows: estimate.rows, sqlRoundTrips: estimate.roundTrips } } : {}),
-            },
-          };
-        },
-      };
-    },
-  };
-};
+const costPlugin = (gate: CostGate): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
+  async requestDidStart() {
+    const started = process.hrtime.bigint();
+    let estimate: CostEstimate | undefined;
+    return {
+      async didResolveOperation({ schema, document, operation, request, contextValue }) {
+        if (!operation) return;
+        if (operation.operation === 'subscription') {
+          throw new GraphQLError('Expected a query or a mutation: this gateway has no subscriptions', {
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
+          });
+        }
+        try {
+          estimate = gate.check(schema, document, operation, request.variables ?? {}, contextValue);
+        } catch (err) {
+          throw isShardqlError(err) ? refusal(err) : err;
+        }
+      },
+      async willSendResponse({ response, contextValue, errors }) {
+        gate.respond(contextValue, started, (errors?.length ?? 0) > 0, response.body.kind === 'single' ? response.body.singleResult : undefined, estimate);
+      },
+    };
+  },
+});
 
 /**
  * Apollo Server with the gateway's error policy: our errors keep their code and message; errors
  * about the request keep graphql-js's message; anything else is logged and becomes a bare
  * INTERNAL_SERVER_ERROR — no SQL, stack, host or library message ever reaches a client.
  */
-export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayContext & { showCost: boolean }> {
+export function createApolloServer(opts: ApolloOptions): { apollo: ApolloServer<FastContext>; fastLane: FastLane | undefined } {
   const formatError = (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const unwrapped = unwrapResolverError(error);
     // Refusals before execution (limits, cost) carry our error inside Apollo's.
@@ -227,8 +168,13 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
 
-  return new ApolloServer<GatewayContext & { showCost: boolean }>({
-    gateway: jitGateway(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: opts.resolvers as never })),
+  const schema = makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: opts.resolvers as never });
+  const runner = new JitRunner(schema);
+  const cost = new CostGate(opts.costBudget ?? DEFAULT_COST_BUDGET, opts.eventCost, opts.onResponse);
+  const observe = { schemaPrivacy: opts.schemaPrivacy ?? !opts.development, log: opts.log };
+  const fastLane = (opts.fastLane ?? true) ? new FastLane({ schema, runner, cost, formatError, ...observe }) : undefined;
+  const apollo = new ApolloServer<FastContext>({
+    gateway: jitGateway(schema, runner),
     formatError,
     introspection: opts.introspection ?? opts.development,
     includeStacktraceInErrorResponses: false,
@@ -243,10 +189,12 @@ export function createApolloServer(opts: ApolloOptions): ApolloServer<GatewayCon
     // Cache control is off: it adds willResolveField to every field, which wraps every resolver of
     // every request (8% of a warm profile's CPU, and garbage), for cache hints nobody reads here.
     plugins: [
-      observePlugin({ schemaPrivacy: opts.schemaPrivacy ?? !opts.development, log: opts.log }),
+      observePlugin(observe),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(),
-      costPlugin(opts.onResponse, opts.costBudget ?? DEFAULT_COST_BUDGET, opts.eventCost),
+      costPlugin(cost),
+      ...(fastLane ? [fastLane.learn()] : []),
     ],
   });
+  return { apollo, fastLane };
 }

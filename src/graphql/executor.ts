@@ -1,5 +1,5 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, GraphQLID, execute, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLID, execute, getVariableValues, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { formatId } from '../core/ids.ts';
 
@@ -14,48 +14,65 @@ import { formatId } from '../core/ids.ts';
  * calls after parsing, validation and every plugin hook up to `executionDidStart`: persisted
  * queries, trusted documents, limits, the cost plugin and the error policy all run as before.
  */
-export function jitGateway(schema: GraphQLSchema): GatewayInterface {
+export function jitGateway(schema: GraphQLSchema, runner: JitRunner = new JitRunner(schema)): GatewayInterface {
   return {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
       return () => undefined;
     },
-    load: async () => ({ executor: jitExecutor(schema) }),
+    load: async () => ({ executor: jitExecutor(schema, runner) }),
     stop: async () => undefined,
   };
 }
 
-export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
-  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
-  const compiledFor = (document: DocumentNode, operationName: string | undefined): CompiledQuery | ExecutionResult => {
-    let byName = compiled.get(document);
-    if (!byName) compiled.set(document, (byName = new Map()));
+/**
+ * Runs a parsed and validated document's operation with graphql-jit, each (document, operation
+ * name) compiled once: Apollo's executor and the fast lane (fastLane.ts) share one.
+ */
+export class JitRunner {
+  readonly #schema: GraphQLSchema;
+  readonly #compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
+
+  constructor(schema: GraphQLSchema) {
+    this.#schema = schema;
+  }
+
+  /**
+   * The operation's result. Variables graphql-jit cannot coerce: errors and no `data` at all (an
+   * execution error leaves `data`); told with graphql-js's coercion, for its messages and nodes:
+   * Apollo marks them BAD_USER_INPUT (status 400) by their wording. Coercing only then, not before
+   * every request, saves a second coercion of every good request (1.9% of a board page's CPU).
+   */
+  async run(document: DocumentNode, operation: OperationDefinitionNode, operationName: string | undefined, context: unknown, variables: Record<string, unknown>): Promise<ExecutionResult> {
+    const query = this.#compiledFor(document, operationName);
+    if (!isCompiledQuery(query)) return { errors: (query.errors ?? []).map(asGraphQLError) };
+    const result = await query.query(undefined, context, variables);
+    if (!result.errors) return result;
+    if (!('data' in result) && operation.variableDefinitions && operation.variableDefinitions.length > 0) {
+      const coerced = getVariableValues(this.#schema, operation.variableDefinitions, variables, { maxErrors: 50 });
+      if (coerced.errors) return { errors: coerced.errors };
+    }
+    return { ...result, errors: result.errors.map(asGraphQLError) };
+  }
+
+  #compiledFor(document: DocumentNode, operationName: string | undefined): CompiledQuery | ExecutionResult {
+    let byName = this.#compiled.get(document);
+    if (!byName) this.#compiled.set(document, (byName = new Map()));
     const known = byName.get(operationName ?? '');
     if (known) return known;
-    const c = compileQuery(schema, document, operationName, { customSerializers: { ID: serializeId } });
+    const c = compileQuery(this.#schema, document, operationName, { customSerializers: { ID: serializeId } });
     if (isCompiledQuery(c)) byName.set(operationName ?? '', c);
     return c;
-  };
+  }
+}
 
+export function jitExecutor(schema: GraphQLSchema, runner: JitRunner = new JitRunner(schema)): GatewayExecutor {
   return async (rc) => {
     const operation = rc.operation;
     // No operation resolved (a name that is not there, two and no name): graphql-js's execute says
     // which, resolving nothing, and Apollo turns its error into OPERATION_RESOLUTION_FAILURE.
     if (!operation) return execute({ schema, document: rc.document, operationName: rc.operationName }) as ExecutionResult;
-    const variables = rc.request.variables ?? {};
-    const query = compiledFor(rc.document, rc.operationName ?? undefined);
-    if (!isCompiledQuery(query)) return { errors: (query.errors ?? []).map(asGraphQLError) };
-    const result = await query.query(undefined, rc.context, variables);
-    if (!result.errors) return result;
-    // graphql-jit answers variables it cannot coerce with errors and no `data` at all (an execution
-    // error leaves `data`). Those are told with graphql-js's coercion, for its messages and nodes:
-    // Apollo marks them BAD_USER_INPUT (status 400) by their wording. Coercing only then, not before
-    // every request, saves a second coercion of every good request (1.9% of a board page's CPU).
-    if (!('data' in result) && operation.variableDefinitions && operation.variableDefinitions.length > 0) {
-      const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
-      if (coerced.errors) return { errors: coerced.errors };
-    }
-    return { ...result, errors: result.errors.map(asGraphQLError) };
+    return runner.run(rc.document, operation, rc.operationName ?? undefined, rc.context, rc.request.variables ?? {});
   };
 }
 

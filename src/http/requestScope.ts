@@ -19,6 +19,8 @@ export interface RequestScope {
   readonly errors: Record<string, number>;
   /** The request's SQL and cache traffic, once the context that counts them is built. */
   usage: RequestUsage | undefined;
+  /** Answered by the fast lane (graphql/fastLane.ts), not Apollo's pipeline: the log line says so. */
+  fastLane?: boolean;
 }
 
 /** Structurally the SqlStats and CacheStats of the request's context. */

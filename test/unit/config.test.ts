@@ -34,6 +34,7 @@ describe('Config: limits and abuse', () => {
     assert.deepEqual(c.rateLimit, { perViewer: { limit: 600, windowMs: 60_000 }, perAddress: { limit: 600, windowMs: 60_000 } });
     assert.equal(c.introspection, undefined, 'the default: on in development only');
     assert.equal(c.batchedRequests, undefined);
+    assert.equal(c.fastLane, undefined, 'unset: the fast lane is on');
     assert.equal(c.maxCost, undefined);
     assert.equal(c.intentCompletionDelayMs, undefined, 'unset: the writes default to 100 ms');
   });
@@ -42,7 +43,7 @@ describe('Config: limits and abuse', () => {
     const c = loadConfig({
       ...BASE, SHARDQL_MAX_COST: '1000', SHARDQL_MAX_ROUND_TRIPS: '50', SHARDQL_RATE_LIMIT: '100/10s', SHARDQL_RATE_LIMIT_IP: 'off',
       SHARDQL_QUERY_TIMEOUT_MS: '250', SHARDQL_REQUEST_TIMEOUT_MS: '2000', SHARDQL_INTROSPECTION: '1', SHARDQL_BATCHING: '1',
-      SHARDQL_INTENT_COMPLETION_DELAY_MS: '0', SHARDQL_INTENT_REPAIR_EVERY_MS: '0', SHARDQL_INTENT_REPAIR_AGE_MS: '1000',
+      SHARDQL_FAST_LANE: '0', SHARDQL_INTENT_COMPLETION_DELAY_MS: '0', SHARDQL_INTENT_REPAIR_EVERY_MS: '0', SHARDQL_INTENT_REPAIR_AGE_MS: '1000',
     });
     assert.equal(c.intentCompletionDelayMs, 0, '0: each completion at once');
     assert.equal(c.intentRepairEveryMs, 0, '0: no repair pass in this gateway');
@@ -55,6 +56,8 @@ describe('Config: limits and abuse', () => {
     assert.equal(c.requestTimeoutMs, 2000);
     assert.equal(c.introspection, true);
     assert.equal(c.batchedRequests, true);
+    assert.equal(c.fastLane, false);
+    assert.throws(() => loadConfig({ ...BASE, SHARDQL_FAST_LANE: 'off' }), /SHARDQL_FAST_LANE must be 1 or 0/);
     assert.equal(loadConfig({ ...BASE, SHARDQL_RATE_LIMIT: 'off' }).rateLimit, undefined);
     assert.equal(loadConfig({ ...BASE, SHARDQL_ENV: 'development' }).rateLimit, undefined, 'development: off unless set');
   });
