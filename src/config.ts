@@ -99,7 +99,7 @@ export interface GatewayConfig {
   readonly introspection?: boolean;
   /** Several operations per HTTP request (a JSON array). Default false. */
   readonly batchedRequests?: boolean;
-  /** Queries seen before answered past Apollo's request pipeline, alike (graphql/fastLane.ts). Default true. */
+  /** Operations seen before answered past Apollo's request pipeline, alike (graphql/fastLane.ts). Default true. */
   readonly fastLane?: boolean;
   /**
    * Most entries (objects and lists) in each gateway's in-process cache, kept true across gateways

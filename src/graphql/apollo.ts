@@ -40,7 +40,7 @@ export interface ApolloOptions {
   readonly log: (event: string, fields: Record<string, unknown>) => void;
   /** Called once per request with its duration and outcome (metrics). */
   readonly onResponse?: OnResponse;
-  /** Queries seen before answered past Apollo's pipeline, alike (fastLane.ts). Default true. */
+  /** Operations seen before answered past Apollo's pipeline, alike (fastLane.ts). Default true. */
   readonly fastLane?: boolean;
 }
 

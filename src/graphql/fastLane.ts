@@ -6,17 +6,18 @@ import type { JitRunner } from './executor.ts';
 import { nameOperation, settleErrors, type CostGate, type PolicyLog } from './operationPolicy.ts';
 
 /**
- * The fast lane: a query Apollo has already parsed, validated and resolved once, asked again as a
- * plain JSON POST, is answered here without Apollo's request pipeline — the same executor
- * (JitRunner), the same cost check, error formatting, schema privacy, error counts and metrics
- * (operationPolicy.ts), the same bytes out. On a warm small read Apollo's pipeline (its plugin
- * dispatch, hooks and promises, the request and response objects, content negotiation) was 12–18%
- * of the gateway's CPU, the largest block left between it and the bare executor (floor-jit).
+ * The fast lane: an operation (a query or a mutation) Apollo has already parsed, validated and
+ * resolved once, asked again as a plain JSON POST, is answered here without Apollo's request
+ * pipeline — the same executor (JitRunner), the same cost check, error formatting, schema privacy,
+ * error counts and metrics (operationPolicy.ts), the same bytes out. On a warm small read Apollo's
+ * pipeline (its plugin dispatch, hooks and promises, the request and response objects, content
+ * negotiation) was 12–18% of the gateway's CPU, the largest block left between it and the bare
+ * executor (floor-jit).
  *
- * Anything else takes Apollo's path, which answers it as before: a document not seen yet, a
- * mutation, GET, a batch, any `extensions` (persisted queries), an Accept that wants neither JSON
- * type, a traced request (Apollo's pipeline opens its operation span), an operation the cost check
- * refuses, and variables the executor cannot coerce (nothing has run then; Apollo tells them).
+ * Anything else takes Apollo's path, which answers it as before: a document not seen yet, GET, a
+ * batch, any `extensions` (persisted queries), an Accept that wants neither JSON type, a traced
+ * request (Apollo's pipeline opens its operation span), an operation the cost check refuses, and
+ * variables the executor cannot coerce (nothing has run then; Apollo tells them).
  */
 export type FastContext = GatewayContext & { showCost: boolean };
 
@@ -37,7 +38,7 @@ export interface FastLaneOptions {
   readonly log: PolicyLog;
 }
 
-/** A document Apollo parsed, validated and resolved to a query. */
+/** A document Apollo parsed, validated and resolved to a query or a mutation. */
 interface Prepared {
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
@@ -65,12 +66,12 @@ export class FastLane {
     this.#opts = opts;
   }
 
-  /** The Apollo plugin that shows the fast lane each query Apollo has parsed, validated and resolved. */
+  /** The Apollo plugin that shows the fast lane each operation Apollo has parsed, validated and resolved. */
   learn(): ApolloServerPlugin<FastContext> {
     return {
       requestDidStart: async () => ({
         didResolveOperation: async ({ request, source, document, operation }) => {
-          if (operation?.operation !== 'query' || typeof request.query !== 'string' || request.query !== source || source.length > MAX_TEXT) return;
+          if ((operation?.operation !== 'query' && operation?.operation !== 'mutation') || typeof request.query !== 'string' || request.query !== source || source.length > MAX_TEXT) return;
           let byName = this.#prepared.get(source);
           if (!byName) {
             if (this.#prepared.size >= MAX_TEXTS) this.#prepared.clear();

@@ -20,7 +20,7 @@ export const MAX_BATCH_OPERATIONS = 10;
 export interface HandlerOptions<TContext extends object> {
   readonly apollo: ApolloServer<TContext>;
   /**
-   * Answers a JSON POST of a query Apollo has seen before, past its pipeline, alike; undefined
+   * Answers a JSON POST of an operation Apollo has seen before, past its pipeline, alike; undefined
    * leaves the request to Apollo (graphql/fastLane.ts).
    */
   readonly fastLane?: { answer(body: Record<string, unknown>, accept: string | undefined, context: TContext): Promise<FastAnswer | undefined> } | undefined;
