@@ -64,10 +64,17 @@ export interface HandlerOptions<TContext extends object> {
   readonly tracer?: RequestTracer | undefined;
 }
 
+/**
+ * A whole body with its length, so that node:http sends the head and body in one write, not chunked
+ * (a writev of head, chunk size, body and terminator).
+ */
+function sendComplete(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+  sendComplete(res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(body));
 }
 
 /**
@@ -280,8 +287,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
       const fast = await opts.fastLane.answer(body as Record<string, unknown>, req.headers.accept, context);
       if (fast) {
         scope.fastLane = true;
-        res.writeHead(fast.status, { ...fast.headers, 'content-length': Buffer.byteLength(fast.body) });
-        res.end(fast.body);
+        sendComplete(res, fast.status, fast.headers, fast.body);
         return viewer;
       }
     }
@@ -294,12 +300,7 @@ export function createHandler<TContext extends object>(opts: HandlerOptions<TCon
     const out: Record<string, string> = {};
     for (const [k, v] of response.headers) out[k] = v;
     if (response.body.kind === 'complete') {
-      // Its length, so that node:http sends the head and body in one write, not chunked in a
-      // writev of four buffers (head, chunk size, body, terminator): 6% of a small read's CPU.
-      const body = response.body.string;
-      out['content-length'] = String(Buffer.byteLength(body));
-      res.writeHead(response.status ?? 200, out);
-      res.end(body);
+      sendComplete(res, response.status ?? 200, out, response.body.string);
       return viewer;
     }
     res.writeHead(response.status ?? 200, out);
