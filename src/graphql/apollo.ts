@@ -6,7 +6,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { isShardqlError, type ShardqlError } from '../core/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { DEFAULT_COST_BUDGET, type CostBudget, type CostEstimate, type EventCost } from './cost.ts';
-import { CostGate, nameOperation, settleErrors, type OnResponse } from './operationPolicy.ts';
+import { CostGate, nameOperation, settleErrors, type OnResponse, type PolicyLog } from './operationPolicy.ts';
 import { aliasLimit, depthLimit, directiveLimit, SHAPE_LIMITS } from './limits.ts';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { jitGateway, JitRunner } from './executor.ts';
@@ -37,7 +37,7 @@ export interface ApolloOptions {
    * not in development.
    */
   readonly schemaPrivacy?: boolean;
-  readonly log: (event: string, fields: Record<string, unknown>) => void;
+  readonly log: PolicyLog;
   /** Called once per request with its duration and outcome (metrics). */
   readonly onResponse?: OnResponse;
   /** Operations seen before answered past Apollo's pipeline, alike (fastLane.ts). Default true. */
@@ -62,7 +62,7 @@ const REQUEST_ERROR_CODES = new Set([
  * schema privacy — replaces validation and variable errors by one generic error, logging the real
  * messages under the request ID.
  */
-const observePlugin = (opts: { readonly schemaPrivacy: boolean; readonly log: ApolloOptions['log'] }): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
+const observePlugin = (opts: { readonly schemaPrivacy: boolean; readonly log: PolicyLog }): ApolloServerPlugin<GatewayContext & { showCost: boolean }> => ({
   async requestDidStart({ contextValue }) {
     const scope = contextValue?.request;
     const span = scope?.trace?.operation('graphql');

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GatewayContext } from './context.ts';
+import type { CostEstimate } from './cost.ts';
 import type { JitRunner } from './executor.ts';
 import { nameOperation, settleErrors, type CostGate, type PolicyLog } from './operationPolicy.ts';
 
@@ -96,7 +97,7 @@ export class FastLane {
     const started = process.hrtime.bigint();
     const { document, operation } = prepared;
     const raw = (variables ?? {}) as Record<string, unknown>;
-    let estimate;
+    let estimate: CostEstimate;
     try {
       estimate = this.#opts.cost.check(this.#opts.schema, document, operation, raw, context);
     } catch {
