@@ -120,7 +120,6 @@ const wantSystems = new Set<SystemKey>(args.systems ? (args.systems.split(',') a
 wantSystems.add('ours');
 for (const s of wantSystems) if (!ALL_SYSTEMS.includes(s)) throw new Error(`--systems: unknown system ${s} (${ALL_SYSTEMS.join(', ')})`);
 
-/** The load generator child process: one run at a time over IPC. */
 /** One system's warm rounds so far: its runs, CPU windows and cache counters gained. */
 interface WarmTally {
   readonly runs: DriverResult[];
@@ -128,6 +127,7 @@ interface WarmTally {
   hits: CacheCounters | null;
 }
 
+/** The load generator child process: one run at a time over IPC. */
 class Driver {
   readonly #child: ChildProcess;
   #next = 0;
@@ -367,25 +367,28 @@ async function main(): Promise<void> {
           log(`  warm ${sys.key}: no request finished in ${durationSec} s; measured again for ${durationSec * 2} s`);
         }
       };
+      // Where ours' CPU goes: a run of its own right after its last measured one (same load, the
+      // server still warm), so the sampler's cost (7–9% of CPU per request) is in no measured figure
+      // and ours is compared with the baselines as they are, unobserved.
+      const profileRun = async (sys: System): Promise<ProfileSummary> => {
+        const profiled = load.run({ url: sys.url, connections, warmupSec: 0, durationSec: profileSec, streams });
+        profiled.catch(() => undefined); // awaited below
+        const profiler = await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`));
+        try {
+          await profiled;
+        } catch (err) {
+          await profiler.stop();
+          throw err;
+        }
+        return profiler.stop();
+      };
       for (const phase of ['cold', 'warm'] as const) {
         const measured: Partial<Record<SystemKey, Measurement>> = {};
         if (phase === 'warm') {
           for (let round = 0; round < warmRounds; round++) {
             for (const sys of systems) {
               await warmRound(sys, round);
-              // Where ours' CPU goes: a run of its own right after its last measured one (same load,
-              // the server still warm), so the sampler's cost (7–9% of CPU per request) is in no
-              // measured figure and ours is compared with the baselines as they are, unobserved.
-              if (profiling && sys.key === 'ours' && round === warmRounds - 1) {
-                const profiled = driver.run({ url: sys.url, connections, warmupSec: 0, durationSec: profileSec, streams });
-                profiled.catch(() => undefined); // awaited below
-                const profiler = await startProfile(ROOT, SAMPLING_INTERVAL_US, rawProfileDir === undefined ? undefined : join(rawProfileDir, `${s.key}.cpuprofile`));
-                try {
-                  await profiled;
-                } finally {
-                  profile = await profiler.stop();
-                }
-              }
+              if (profiling && sys.key === 'ours' && round === warmRounds - 1) profile = await profileRun(sys);
               // After its last round, while still warm (its near cache unexpired, as a client reading
               // it would find it), the sample; then every round leaves the data as it found it (ours
               // and n+1 share the shards).
