@@ -339,6 +339,8 @@ export class WriteExecutor {
    *      and the count as it commits; then both lists' caches dropped in one round trip;
    *   3. after it answered (`DeferredCompletions`: batched with other writes' completions on the
    *      same host), on the viewer's shard, the intent deleted only if the edge is still in that state.
+   * When both shards live on one host, 1 and 2 are one local transaction across their databases
+   * (1 without its COMMIT, 2 with it): the same two round trips, one durable commit instead of two.
    * Step 1 already knows the state it committed, so the reverse is applied without reading the
    * forward side under a lock first (as `runStep` does); step 3 is the re-read that `mirror`
    * makes after applying, fused with completing the intent. If step 3 deletes nothing, the edge
@@ -390,34 +392,62 @@ export class WriteExecutor {
       intents.recordPart(shard, plan.kind, steps, idem && { scope: idem.scope, key: idem.key, fingerprint, result: plan.toRecord(plan.result) }),
       superseded ? intents.deletePart(superseded.shard, superseded.id) : NOTHING,
     );
+    // The reverse edge as the forward one is left (`state`), the owner's event with it when both live
+    // on one shard (a pin's, board's or user's owner lives on its shard), else on its own.
+    const mirrorOf = (changed: boolean, state: EdgeState) => {
+      const mirrored = reverseChange(reverse, change.from, change.to, state);
+      const notifyNow = changed && notify !== null ? notify : undefined;
+      return { mirrored, notifyNow, along: notifyNow && shardOf(notifyNow.user) === shardOf(mirrored.from) ? notifyNow : undefined };
+    };
+    const alongOf = ({ along }: ReturnType<typeof mirrorOf>) => (along ? events.appendPart(along).statements : []);
+    // Both sides on one host (writable there): one local transaction across their databases, in two
+    // round trips (the forward batch, then the reverse one with COMMIT): one durable commit where two
+    // hosts need two, and no moment when one side is committed without the other. The intent still
+    // commits with them: a writer killed after the commit leaves it for the repair pass, which drops
+    // the lists' caches (`forgetWrite`), and the completion below deletes it as on two hosts.
+    const otherShard = shardOf(change.to);
     let changed: boolean;
     let state: EdgeState;
     let intentId: bigint;
+    let fused: { changed: boolean; refused: boolean; count: number } | undefined;
     await this.#fault('before-first-transaction', plan.kind, idem);
     try {
-      [changed, , state, intentId] = await router.transaction(
-        shard,
-        async (tx) => {
-          const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
-          if (!crash) return first.read(await tx.commitWith(first.statements));
-          await tx.batch(first.statements); // the statements ran; COMMIT never comes
-          return crash();
-        },
-        ctx,
-      );
+      const host = router.writableHostOfShard(shard);
+      const oneHost = !router.topology.isPaused(otherShard) && router.hostOfShard(otherShard) === host;
+      [changed, , state, intentId, , fused] = oneHost
+        ? await router.transactionOnHost(
+            host,
+            shard === otherShard ? [shard] : [shard, otherShard],
+            async (tx) => {
+              const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
+              const forward = first.read(await tx.batch(first.statements));
+              if (crash) return crash(); // the forward statements ran; the reverse ones and COMMIT never come
+              const m = mirrorOf(forward[0], forward[2]);
+              const part = mappings.countingPart(m.mirrored, alongOf(m));
+              return [...forward, part.read(await tx.commitWith(part.statements))] as const;
+            },
+            ctx,
+          )
+        : await router.transaction(
+            shard,
+            async (tx) => {
+              const crash = await this.#faults?.('in-first-transaction', plan.kind, idem?.key);
+              if (!crash) return [...first.read(await tx.commitWith(first.statements)), undefined] as const;
+              await tx.batch(first.statements); // the statements ran; COMMIT never comes
+              return crash();
+            },
+            ctx,
+          );
     } catch (err) {
       if (superseded) this.#completions.defer(superseded); // not deleted: it waits for its own completion again
       return await this.#twinOr(err, replayable, idem, fingerprint, ctx);
     }
-    const mirrored = reverseChange(reverse, change.from, change.to, state);
-    // The owner's event goes with the reverse edge when both live on one shard (a pin's, board's or
-    // user's owner lives on its shard), else on its own.
-    const notifyNow = changed && notify !== null ? notify : undefined;
-    const along = notifyNow && shardOf(notifyNow.user) === shardOf(mirrored.from) ? notifyNow : undefined;
+    const mirror = mirrorOf(changed, state);
+    const { mirrored, notifyNow, along } = mirror;
     let applied: { changed: boolean; refused: boolean; count: number } | undefined;
     try {
       await this.#fault('after-first-commit', plan.kind, idem);
-      applied = await mappings.applyCounting(mirrored, ctx, along ? events.appendPart(along).statements : []);
+      applied = fused ?? (await mappings.applyCounting(mirrored, ctx, alongOf(mirror)));
       if (notifyNow && !along) await events.append([notifyNow], ctx);
     } finally {
       // Both lists' caches (and the owner's notifications) in one round trip, once both sides committed (before the write answers).

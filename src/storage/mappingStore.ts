@@ -345,9 +345,20 @@ export class MappingStore {
    * `refused`: an add to the list of a missing or deleted object (see `changeOutcomePart`).
    */
   async applyCounting(c: EdgeChange, ctx: OpContext = {}, along: readonly Statement[] = []): Promise<{ changed: boolean; refused: boolean; count: number }> {
+    const part = this.countingPart(c, along);
+    return await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
+  }
+
+  /** `applyCounting`'s statements, for a batch inside a transaction on the shard of `c.from` that another caller commits. */
+  countingPart(c: EdgeChange, along: readonly Statement[] = []): BatchPart<{ changed: boolean; refused: boolean; count: number }> {
     const part = batchOf(this.changeOutcomePart(c), this.countPart(c.from, c.table), { statements: along, read: () => undefined });
-    const [outcome, count] = await this.#router.transaction(shardOf(c.from), async (tx) => part.read(await tx.commitWith(part.statements)), ctx);
-    return { ...outcome, count };
+    return {
+      statements: part.statements,
+      read: (results) => {
+        const [outcome, count] = part.read(results);
+        return { ...outcome, count };
+      },
+    };
   }
 
   /**

@@ -20,7 +20,7 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { TEST_JWT_SECRET, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
-import { formatId, typeOf } from '../../src/core/ids.ts';
+import { formatId, shardOf, typeOf } from '../../src/core/ids.ts';
 import { MAPPING_TABLES, reverseOf, type MappingTable, mappingSpec } from '../../src/core/mappings.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
 import { Redis } from 'ioredis';
@@ -85,6 +85,8 @@ interface Job {
 interface KindRow {
   /** As the executor names it: the fault's kind. */
   readonly kind: string;
+  /** Told apart from another row of the same kind, in the case's name. */
+  readonly label?: string;
   readonly points: readonly FaultPoint[];
   readonly job: () => Promise<Job>;
 }
@@ -92,16 +94,22 @@ interface KindRow {
 const EVERY_STEP: readonly FaultPoint[] = ['in-first-transaction', 'after-first-commit', 'after-step-0', 'before-complete'];
 
 let serial = 0;
-async function user(near?: bigint): Promise<StoredObject> {
-  // Users on another host than `near`: the write spans hosts, not only shards.
+async function user(near?: bigint, hosts: Hosts = 'two hosts'): Promise<StoredObject> {
+  // Users on another host than `near`: the write spans hosts, not only shards. On one host: another
+  // shard of `near`'s host (one transaction across two databases).
   for (;;) {
     const u = await writes.createUser({ username: `crash${serial++}` });
-    if (near === undefined || env.storage.router.hostOfId(u.id) !== env.storage.router.hostOfId(near)) return u;
+    if (near === undefined) return u;
+    const sameHost = env.storage.router.hostOfId(u.id) === env.storage.router.hostOfId(near);
+    if (hosts === 'two hosts' ? !sameHost : sameHost && shardOf(u.id) !== shardOf(near)) return u;
   }
 }
 
-/** A relation between a fresh viewer and a fresh target on the other host; a remove starts from the relation made. */
-function relation(op: 'add' | 'remove', target: 'pin' | 'user' | 'board'): () => Promise<Job> {
+/** Where a relation's two sides live. */
+type Hosts = 'two hosts' | 'one host';
+
+/** A relation between a fresh viewer and a fresh target on the other host (or another shard of its own); a remove starts from the relation made. */
+function relation(op: 'add' | 'remove', target: 'pin' | 'user' | 'board', hosts: Hosts = 'two hosts'): () => Promise<Job> {
   const spec = {
     pin: { mutation: op === 'add' ? 'likePin(pinId: $t)' : 'unlikePin(pinId: $t)', mine: ['likedPins', 'likeCount'], theirs: ['likers', 'likeCount'] },
     user: { mutation: op === 'add' ? 'followUser(userId: $t)' : 'unfollowUser(userId: $t)', mine: ['following', 'followingCount'], theirs: ['followers', 'followerCount'] },
@@ -113,7 +121,7 @@ function relation(op: 'add' | 'remove', target: 'pin' | 'user' | 'board'): () =>
   }[target];
   return async () => {
     const me = await user();
-    const owner = await user(me.id);
+    const owner = await user(me.id, hosts);
     const board = target === 'user' ? undefined : await writes.createBoard(owner.id, { name: 'b' });
     const t = target === 'user' ? owner : target === 'board' ? board! : await writes.createPin(owner.id, board!.id, { title: 'p' });
     if (op === 'remove') {
@@ -210,6 +218,9 @@ function cascade(what: 'pin' | 'board' | 'account'): () => Promise<Job> {
 const KINDS: readonly KindRow[] = [
   { kind: 'add:user_likes_pins', points: EVERY_STEP, job: relation('add', 'pin') },
   { kind: 'remove:user_likes_pins', points: EVERY_STEP, job: relation('remove', 'pin') },
+  // Both sides on one host: one transaction, its forward batch sent before the fault 'in-first-transaction'.
+  { kind: 'add:user_likes_pins', label: 'one host', points: EVERY_STEP, job: relation('add', 'pin', 'one host') },
+  { kind: 'remove:user_likes_pins', label: 'one host', points: EVERY_STEP, job: relation('remove', 'pin', 'one host') },
   { kind: 'add:user_follows_users', points: EVERY_STEP, job: relation('add', 'user') },
   { kind: 'remove:user_follows_users', points: EVERY_STEP, job: relation('remove', 'user') },
   { kind: 'add:user_follows_boards', points: EVERY_STEP, job: relation('add', 'board') },
@@ -490,7 +501,7 @@ async function runBatch(cases: readonly Case[], tally: Tally): Promise<void> {
 
 describe('Crashes: a gateway process killed (SIGKILL) at every step boundary of every multi-shard write', () => {
   test(`${KINDS.length} kinds, ${CLIENTS} clients each: a fresh gateway's repair loses no acknowledged write, doubles none, keeps counts true`, async () => {
-    const cases: Case[] = KINDS.flatMap((row) => row.points.map((point) => ({ row, point, name: `${row.kind}@${point}` })));
+    const cases: Case[] = KINDS.flatMap((row) => row.points.map((point) => ({ row, point, name: `${row.kind}${row.label ? ` (${row.label})` : ''}@${point}` })));
     const tally: Tally = { cases: 0, acknowledged: 0, cut: 0, unsent: 0, doneBeforeRetry: 0, retried: 0 };
     const started = Date.now();
     for (let i = 0; i < cases.length; i += BATCH) await runBatch(cases.slice(i, i + BATCH), tally);

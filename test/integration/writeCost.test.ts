@@ -259,6 +259,67 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
   });
 });
 
+describe('Write cost: both sides on one host (stores, no cache)', () => {
+  let fan: StoredObject;
+  let pin: StoredObject;
+  before(async () => {
+    const [a] = hosts();
+    fan = await userOn('onehost_fan', a);
+    let owner: StoredObject;
+    do owner = await userOn('onehost_owner', a);
+    while (shardOf(owner.id) === shardOf(fan.id));
+    const board = await writes.createBoard(owner.id, { name: 'onehost' });
+    pin = await writes.createPin(owner.id, board.id, { title: 'onehost' });
+    assert.notEqual(shardOf(pin.id), shardOf(fan.id), 'two shards');
+    assert.equal(env.storage.router.hostOfId(pin.id), env.storage.router.hostOfId(fan.id), 'one host');
+  });
+
+  test('like: the same 2 round trips, ONE commit before the answer (two databases, one transaction); the completion after it', async () => {
+    const at: Partial<Record<FaultPoint, number>> = {};
+    const stats = new SqlStats();
+    hook = (point) => void (at[point] = stats.roundTrips);
+    const before = await binlogCommits();
+    let answered: number;
+    try {
+      await writes.likePin(fan.id, pin.id, { stats });
+      answered = (await binlogCommits()) - before;
+    } finally {
+      hook = undefined;
+    }
+    // The viewer and the pin are read first (one round trip, one host); then the forward batch and the reverse one with COMMIT.
+    assert.deepEqual(at, { 'before-first-transaction': 1, 'in-first-transaction': 1, 'after-first-commit': 3, 'after-step-0': 3, 'before-complete': 3 });
+    assert.equal(stats.roundTrips, 3);
+    assert.equal(answered, 1, 'both sides, the intent and the events in one commit (two hosts need two)');
+    await writes.settled();
+    assert.equal((await binlogCommits()) - before, 2, 'the completion: one more commit');
+    assert.equal(await edge('user_likes_pins', fan.id, pin.id), true);
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), true);
+    await consistent();
+  });
+
+  test('unlike: 2 round trips, 1 commit before the answer and 1 for the completion', async () => {
+    assert.deepEqual(await cost((ctx) => writes.unlikePin(fan.id, pin.id, ctx)), { roundTrips: 3, commits: 2 });
+    assert.equal(await edge('user_likes_pins', fan.id, pin.id), false);
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false);
+    await consistent();
+  });
+
+  test('a like failing between its two batches leaves nothing: no edge on either side, no intent, counts as they were', async () => {
+    hook = (point, kind) => (point === 'in-first-transaction' && kind === 'add:user_likes_pins' ? () => { throw new Error('injected: the like fails between its batches'); } : undefined);
+    const before = await binlogCommits();
+    try {
+      await assert.rejects(writes.likePin(fan.id, pin.id), /injected/);
+    } finally {
+      hook = undefined;
+    }
+    await writes.settled();
+    assert.equal((await binlogCommits()) - before, 0, 'nothing committed');
+    assert.equal(await edge('user_likes_pins', fan.id, pin.id), false);
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false);
+    await consistent();
+  });
+});
+
 describe('Write cost: a later write of the same pair completes the earlier one (stores, no cache)', () => {
   let fan: StoredObject;
   let pin: StoredObject;
