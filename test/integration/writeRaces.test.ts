@@ -15,6 +15,7 @@ import { allShards, reconcile, repairIntents } from '../../src/services/repair.t
 import { isShardqlError } from '../../src/core/errors.ts';
 import { isActive, type StoredObject } from '../../src/storage/objectStore.ts';
 import type { MappingTable } from '../../src/core/mappings.ts';
+import { shardOf } from '../../src/core/ids.ts';
 
 let env: TestEnv;
 let writes: ProductWrites;
@@ -77,6 +78,14 @@ function assertNotFound(r: { ok: unknown } | { err: unknown }, what: string): vo
 
 let n = 0;
 const user = (name: string): Promise<StoredObject> => writes.createUser({ username: `${name}_${n++}` });
+/** A user on the other host than `near`'s, or with `sameHost` on another shard of the same host. */
+async function userAway(name: string, near: bigint, sameHost = false): Promise<StoredObject> {
+  const { router } = env.storage;
+  for (;;) {
+    const u = await user(name);
+    if (sameHost ? router.hostOfId(u.id) === router.hostOfId(near) && shardOf(u.id) !== shardOf(near) : router.hostOfId(u.id) !== router.hostOfId(near)) return u;
+  }
+}
 const edge = async (table: MappingTable, from: bigint, to: bigint): Promise<boolean> => (await env.storage.mappings.existing(table, [{ from, to }])).size === 1;
 const count = async (table: MappingTable, id: bigint): Promise<number> => (await env.storage.mappings.counts([{ id, kind: table }])).get(`${id}:${table}`) ?? 0;
 
@@ -95,7 +104,8 @@ describe('A write whose target is deleted before it takes effect answers NOT_FOU
   for (const point of POINTS) {
     test(`like, follow of a user, follow of a board: the target deleted at ${point}`, async () => {
       const owner = await user('race_owner');
-      const fan = await user('race_fan');
+      // On two hosts: between the viewer's commit and the target's side (on one host both commit at once, below).
+      const fan = await userAway('race_fan', owner.id);
       const board = await writes.createBoard(owner.id, { name: 'b' });
       const pin = await writes.createPin(owner.id, board.id, { title: 'p' });
       const cases: { kind: string; table: MappingTable; reverse: MappingTable; target: bigint; write: (key: string) => Promise<StoredObject>; del: () => Promise<unknown> }[] = [
@@ -134,6 +144,21 @@ describe('A write whose target is deleted before it takes effect answers NOT_FOU
         assertNotFound(await c.write(key).then((ok) => ({ ok }), (err: unknown) => ({ err })), `${c.kind} retried with its key`);
         await consistent(`${c.kind} at ${point}`);
       }
+    });
+
+    test(`a like on one host: the pin deleted at ${point}`, async () => {
+      const owner = await user('onehost_owner');
+      const fan = await userAway('onehost_fan', owner.id, true);
+      const board = await writes.createBoard(owner.id, { name: 'b' });
+      const pin = await writes.createPin(owner.id, board.id, { title: 'p' });
+      const r = await race('add:user_likes_pins', point, () => writes.likePin(fan.id, pin.id), () => writes.deletePin(owner.id, pin.id));
+      if (point === 'before-first-transaction') assertNotFound(r, `like at ${point}`);
+      // Both sides committed at once, before the delete: the like was made, and the delete's cascade undid it.
+      else assert.ok('ok' in r && r.ok.id === pin.id, `like at ${point}: ${'err' in r ? String(r.err) : 'answered'}`);
+      assert.equal(await edge('user_likes_pins', fan.id, pin.id), false, "the viewer's side: absent");
+      assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false, "the pin's side: absent");
+      assert.equal(await count('user_likes_pins', fan.id), 0, "the viewer's count is 0");
+      await consistent(`one-host like at ${point}`);
     });
 
     test(`repin: the original deleted at ${point}; the repin is undone`, async () => {
