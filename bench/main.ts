@@ -41,6 +41,7 @@ import { makePrimariesWritable } from '../src/topology/operations/primaries.ts';
 import { baselineSchema } from './baselines/source.ts';
 import { addCounters, CacheProbe, ZERO_COUNTERS, type CacheCounters } from './caches.ts';
 import { CpuMeter, coresPer10k, mergeCpu, type CpuPerRequest, type MeteredProcess } from './cpu.ts';
+import { addMysql, MysqlProbe, mysqlPerRequest, NO_MYSQL, type MysqlTally } from './mysqlCounters.ts';
 import { stackStatus } from '../src/stack/localStack.ts';
 import { targetsOf } from './targets.ts';
 import { SIZING_PAGE, sizing, sizingPage } from './sizing.ts';
@@ -125,6 +126,8 @@ interface WarmTally {
   readonly runs: DriverResult[];
   readonly cpu: { cpu: CpuPerRequest; requests: number }[];
   hits: CacheCounters | null;
+  /** MariaDB's own statement and commit counters over the measured runs. */
+  mysql: MysqlTally | null;
 }
 
 /** The load generator child process: one run at a time over IPC. */
@@ -195,6 +198,7 @@ async function main(): Promise<void> {
   const systems: System[] = [];
   let driver: Driver | undefined;
   let probe: CacheProbe | undefined;
+  let mysqlProbe: MysqlProbe | undefined;
   try {
     // Data set and topology.
     const { slot, params } = datasetChoice({ quick, users: args.users, scale: args.scale, seed: args.seed, shards: args.shards });
@@ -299,6 +303,8 @@ async function main(): Promise<void> {
 
     driver = new Driver();
     probe = new CacheProbe(stack.info);
+    mysqlProbe = new MysqlProbe(stack.info);
+    const databases = mysqlProbe;
     const load = driver;
     const caches = probe;
     // The stack's servers, by their own pids: each MariaDB host, Redis, memcached, etcd.
@@ -339,7 +345,7 @@ async function main(): Promise<void> {
       // drift over a scenario falls on every system alike; a system's rounds make one measurement.
       const warmTallies = new Map<SystemKey, WarmTally>();
       const warmRound = async (sys: System, round: number): Promise<void> => {
-        const tally = warmTallies.get(sys.key) ?? { runs: [], cpu: [], hits: ZERO_COUNTERS };
+        const tally = warmTallies.get(sys.key) ?? { runs: [], cpu: [], hits: ZERO_COUNTERS, mysql: NO_MYSQL };
         warmTallies.set(sys.key, tally);
         // Round one warms the system up from its cold pass; a later one only refills what its idle
         // turn let go (the feeds' near pages, connections' windows).
@@ -353,14 +359,17 @@ async function main(): Promise<void> {
           // process serves ours: under its load this timer runs late (same steady load either way).
           await sleep(warmup * 1000);
           const before = await caches.counters();
+          const sqlBefore = await databases.counters();
           const window = cpu.open();
           const run = await running;
           const cpuWindow = run.requests > 0 ? window.close(run.requests) : undefined;
+          const sqlAfter = await databases.counters();
           const after = await caches.counters();
           if (run.requests > 0 || attempt === 3) {
             tally.runs.push(run);
             if (cpuWindow) tally.cpu.push({ cpu: cpuWindow, requests: run.requests });
             tally.hits = addCounters(tally.hits, before, after);
+            tally.mysql = addMysql(tally.mysql, sqlBefore, sqlAfter, run.requests);
             if (warmRounds > 1) log(`  warm ${sys.key} round ${round + 1}/${warmRounds}: ${run.requests} req ${run.rps.toFixed(1)} req/s${cpuWindow ? `  CPU ${cpuWindow.total.toFixed(3)} ms/req` : ''}`);
             break;
           }
@@ -402,6 +411,7 @@ async function main(): Promise<void> {
           let costs: { sqlRoundTrips: number | null; cacheRoundTrips: number | null };
           let sampleErrors: string[] = [];
           let cpuMsPerRequest: CpuPerRequest | undefined;
+          let mysqlCounted: Measurement['mysqlPerRequest'] | undefined;
           let hits: CacheCounters | null;
           if (phase === 'cold') {
             // A first pass: empty caches, a fresh server, every distinct request once, each costed.
@@ -416,6 +426,8 @@ async function main(): Promise<void> {
             const tally = warmTallies.get(sys.key)!;
             run = mergeRuns(tally.runs);
             if (tally.cpu.length > 0) cpuMsPerRequest = mergeCpu(tally.cpu);
+            // The floors touch no database: nothing of theirs to count.
+            if (sys.key !== 'floor' && sys.key !== 'floor-jit') mysqlCounted = mysqlPerRequest(tally.mysql) ?? undefined;
             hits = tally.hits;
             const sampled = warmSamples.get(sys.key)!;
             costs = sampled;
@@ -434,6 +446,7 @@ async function main(): Promise<void> {
             hitRates: sys.usesStackCaches ? CacheProbe.rates(ZERO_COUNTERS, hits) : { objects: null, lists: null },
             tail: run.p50Ms > 0 ? run.p99Ms / run.p50Ms : null,
             ...(cpuMsPerRequest ? { cpuMsPerRequest } : {}),
+            ...(mysqlCounted ? { mysqlPerRequest: mysqlCounted } : {}),
             errors,
             ...(firstError !== undefined ? { firstError } : {}),
           };
@@ -441,7 +454,8 @@ async function main(): Promise<void> {
           log(
             `  ${phase} ${sys.key.padEnd(5)} ${String(run.requests).padStart(6)} req ${run.rps.toFixed(1).padStart(8)} req/s  p50 ${run.p50Ms.toFixed(2)} ms  p99 ${run.p99Ms.toFixed(2)} ms` +
               `  SQL ${m.sqlRoundTrips?.toFixed(1) ?? 'n/a'}/req  cache ${m.cacheRoundTrips?.toFixed(1) ?? 'n/a'}/req` +
-              `${m.cpuMsPerRequest ? `  CPU ${m.cpuMsPerRequest.total.toFixed(3)} ms/req` : ''}${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
+              `${m.cpuMsPerRequest ? `  CPU ${m.cpuMsPerRequest.total.toFixed(3)} ms/req` : ''}` +
+              `${m.mysqlPerRequest ? `  MariaDB ${m.mysqlPerRequest.statements.toFixed(1)} statements · ${m.mysqlPerRequest.commits.toFixed(2)} commits/req` : ''}${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
           );
         }
         const oursM = measured.ours!;
@@ -564,6 +578,7 @@ async function main(): Promise<void> {
   } finally {
     driver?.stop();
     probe?.close();
+    await mysqlProbe?.close();
     for (const s of systems) await s.stop().catch(() => undefined);
     if (stack.startedHere && !(args['keep-stack'] ?? false)) {
       log('stopping the benchmark stack (this run started it)');

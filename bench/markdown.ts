@@ -5,7 +5,7 @@
  *
  * Pure: a report in, the page's text out (bench/main.ts writes it).
  */
-import { byProcess, type BenchReport, type Measurement, type ScenarioResult } from './report.ts';
+import { byProcess, mysqlLine, type BenchReport, type Measurement, type ScenarioResult } from './report.ts';
 import type { SystemKey } from './systems.ts';
 
 export const LATEST_PAGE = 'docs/benchmarks-latest.md';
@@ -66,7 +66,8 @@ function cpuRow(s: ScenarioResult): string[] {
   for (const key of ['ours', 'floor-jit', 'flat'] as const) {
     const m = s.phases.warm.systems[key];
     if (!m?.cpuMsPerRequest) continue;
-    rows.push(`| ${cell(s.title)} | ${key} | ${m.cpuMsPerRequest.total.toFixed(3)} | ${m.tail === null ? 'n/a' : m.tail.toFixed(1)} | ${cell(byProcess(m.cpuMsPerRequest.byProcess))} |`);
+    const sql = m.mysqlPerRequest ? mysqlLine(m.mysqlPerRequest) : 'none';
+    rows.push(`| ${cell(s.title)} | ${key} | ${m.cpuMsPerRequest.total.toFixed(3)} | ${m.tail === null ? 'n/a' : m.tail.toFixed(1)} | ${cell(byProcess(m.cpuMsPerRequest.byProcess))} | ${sql} |`);
   }
   return rows;
 }
@@ -130,10 +131,11 @@ export function benchmarkMarkdown(report: BenchReport, source: string): string {
       '## CPU per request, by process (warm)',
       '',
       "Each process's own CPU accounting over the measured run ÷ its requests, in ms (the load generator apart);",
-      'p99 ÷ p50 is the tail. Cores per tier for a mix: [sizing.md](sizing.md).',
+      'p99 ÷ p50 is the tail; MariaDB per request is what MariaDB counted over the same run (statements, BEGIN',
+      'and COMMIT included, and durable commits: `Questions`, `Binlog_commits`). Cores per tier for a mix: [sizing.md](sizing.md).',
       '',
-      '| scenario | system | ms per request | p99 ÷ p50 | by process |',
-      '|---|---|---|---|---|',
+      '| scenario | system | ms per request | p99 ÷ p50 | by process | MariaDB per request |',
+      '|---|---|---|---|---|---|',
       ...cpuRows,
     );
   }

@@ -1,6 +1,7 @@
 /** The benchmark report: its JSON shape and the terminal table. */
 import type { CpuPerRequest } from './cpu.ts';
 import type { FanoutResult } from './fanout.ts';
+import type { MysqlPerRequest } from './mysqlCounters.ts';
 import type { ProfileSummary, Share } from './profile.ts';
 import type { SystemKey } from './systems.ts';
 
@@ -21,6 +22,8 @@ export interface Measurement {
   readonly tail: number | null;
   /** Warm runs: CPU ms per request, per process (bench/cpu.ts). */
   readonly cpuMsPerRequest?: CpuPerRequest;
+  /** Warm runs of a system that uses MariaDB: statements and durable commits per request, MariaDB's own counters (bench/mysqlCounters.ts). */
+  readonly mysqlPerRequest?: MysqlPerRequest;
   readonly errors: number;
   readonly firstError?: string;
 }
@@ -178,6 +181,9 @@ export function formatTable(report: BenchReport): string {
       if (!m.cpuMsPerRequest) continue;
       out.push(`  CPU ms/req ${key.padEnd(9)} ${byProcess(m.cpuMsPerRequest.byProcess)}${m.cpuMsPerRequest.loadGenerator === null ? '' : `  (load generator ${m.cpuMsPerRequest.loadGenerator.toFixed(3)}, not counted)`}`);
     }
+    for (const [key, m] of Object.entries(s.phases.warm.systems) as [SystemKey, Measurement][]) {
+      if (m.mysqlPerRequest) out.push(`  MariaDB per request ${key.padEnd(9)} ${mysqlLine(m.mysqlPerRequest)}`);
+    }
     for (const [key, tiers] of Object.entries(s.capacity)) out.push(`  cores per 10k req/s ${key.padEnd(9)} ${Object.entries(tiers).map(([t, c]) => `${t} ${c.toFixed(2)}`).join(' · ')}`);
     if (s.profile) out.push(...profileLines(s.profile));
   }
@@ -193,6 +199,11 @@ export function formatTable(report: BenchReport): string {
 }
 
 /** ms per request by process, largest first. */
+/** "12.3 statements · 1.50 commits": what a system asked of MariaDB per request. */
+export function mysqlLine(m: MysqlPerRequest): string {
+  return `${m.statements.toFixed(1)} statements · ${m.commits.toFixed(2)} commits`;
+}
+
 export function byProcess(ms: Readonly<Record<string, number>>): string {
   return Object.entries(ms)
     .sort((a, b) => b[1] - a[1])

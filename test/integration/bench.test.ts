@@ -95,6 +95,14 @@ test('npm run bench -- --quick reports every scenario for ours and every baselin
         const cores = s.capacity[key]!;
         assert.ok(cores.gateway! > 0 && typeof cores.mysql === 'number', `${s.key} ${key}: cores per 10k req/s ${JSON.stringify(cores)}`);
         if (key !== 'ours') assert.ok(s.phases.warm.ratios[key]!.cpu! > 0, `${s.key}: CPU ratio to ${key}`);
+        // What MariaDB counted for the systems that use it; the floors use none.
+        const sql = m.mysqlPerRequest;
+        if (key === 'floor' || key === 'floor-jit') assert.equal(sql, undefined, `${s.key} warm ${key}: no MariaDB counters`);
+        else {
+          assert.ok(sql && sql.statements >= 0 && sql.commits >= 0, `${s.key} warm ${key}: MariaDB per request ${JSON.stringify(sql)}`);
+          // Every like and unlike of the mix changes its edge: at least one durable commit each, and more statements than commits.
+          if (s.mutation && (key === 'ours' || key === 'flat')) assert.ok(sql.commits > 0.8 && sql.statements > sql.commits, `${s.key} warm ${key}: ${JSON.stringify(sql)}`);
+        }
       }
       const expected = s.mutation ? ['CPU ms/req ours ÷ flat'] : ['req/s ours ÷ floor-jit', 'CPU ms/req ours ÷ flat', 'p99/p50 ours − floor-jit'];
       const lines = report.targets.filter((t) => t.scenario === s.key);

@@ -63,7 +63,7 @@ const REPORT: BenchReport = {
         cold: { systems: { ours: m(300, 7, 20, 2, 3) }, ratios: {} },
         warm: {
           systems: {
-            ours: { ...m(938, 7.9, 19.5, 2, 2.8), cpuMsPerRequest: { total: 1.14, byProcess: { server: 0.74, 'mysql001-primary': 0.4 }, loadGenerator: 0.1 } },
+            ours: { ...m(938, 7.9, 19.5, 2, 2.8), cpuMsPerRequest: { total: 1.14, byProcess: { server: 0.74, 'mysql001-primary': 0.4 }, loadGenerator: 0.1 }, mysqlPerRequest: { statements: 17.25, commits: 1.5 } },
             flat: { ...m(1705, 4, 9, 9, null), cpuMsPerRequest: { total: 0.76, byProcess: { server: 0.36, 'mysql001-primary': 0.4 }, loadGenerator: 0.1 } },
           }, ratios: { flat: { rps: 0.55, p50: 2, cpu: 1.5 } } },
       },
@@ -127,8 +127,8 @@ describe('Benchmark page: a report as docs/benchmarks-latest.md', () => {
   });
 
   test('CPU per request by process, its tail, and the cost targets with what remains', () => {
-    assert.ok(lines.includes('| like/unlike mix | ours | 1.140 | 2.5 | server 0.740 · mysql001-primary 0.400 |'));
-    assert.ok(lines.includes('| like/unlike mix | flat | 0.760 | 2.3 | mysql001-primary 0.400 · server 0.360 |'));
+    assert.ok(lines.includes('| like/unlike mix | ours | 1.140 | 2.5 | server 0.740 · mysql001-primary 0.400 | 17.3 statements · 1.50 commits |'));
+    assert.ok(lines.includes('| like/unlike mix | flat | 0.760 | 2.3 | mysql001-primary 0.400 · server 0.360 | none |'));
     assert.ok(lines.includes('| like | CPU ms/req ours ÷ flat | 1.50 | <= 1 | **no** (ours: server 0.740 · mysql001-primary 0.400) |'));
     assert.ok(lines.includes('- like, gateway: +0.380 ms (0.740 vs 0.360): two transactions on two hosts.'));
   });

@@ -76,7 +76,7 @@ test('a missed write target says, per tier, the milliseconds above flat and why:
     ],
   );
   assert.deepEqual(t!.aboveFlat!.map((e) => e.why), t!.aboveFlat!.map((e) => WRITE_REASONS[e.tier]));
-  assert.match(WRITE_REASONS.mysql!, /two local transactions on two hosts/);
+  assert.match(WRITE_REASONS.mysql!, /two local transactions, so two durable commits/);
 });
 
 test('a write target met, or a read target missed, carries no excess; a tier without a reason says so', () => {
