@@ -67,6 +67,23 @@ async function cost(fn: (ctx: { stats: SqlStats }) => Promise<unknown>): Promise
   return { roundTrips: stats.roundTrips, commits: (await binlogCommits()) - before };
 }
 
+/**
+ * A like, its SQL round trips sampled at each step boundary, and the commits made before it
+ * answered (`before`: the binlog's count before it, for the completion's commit after).
+ */
+async function likeStepByStep(fan: StoredObject, pin: StoredObject): Promise<{ at: Partial<Record<FaultPoint, number>>; roundTrips: number; answered: number; before: number }> {
+  const at: Partial<Record<FaultPoint, number>> = {};
+  const stats = new SqlStats();
+  hook = (point) => void (at[point] = stats.roundTrips);
+  const before = await binlogCommits();
+  try {
+    await writes.likePin(fan.id, pin.id, { stats });
+    return { at, roundTrips: stats.roundTrips, answered: (await binlogCommits()) - before, before };
+  } finally {
+    hook = undefined;
+  }
+}
+
 async function edge(table: 'user_likes_pins' | 'pin_liked_by_users', from: bigint, to: bigint): Promise<boolean> {
   return (await env.storage.mappings.existing(table, [{ from, to }])).size === 1;
 }
@@ -189,21 +206,10 @@ describe('Write cost: SQL round trips and commits per mutation (stores, no cache
   });
 
   test('like: 1 round trip for its first transaction, 1 for the other side; after it answered, 1 to confirm and complete; 3 commits', async () => {
-    // Where each round trip falls: sampled at the step boundaries.
-    const at: Partial<Record<FaultPoint, number>> = {};
-    const stats = new SqlStats();
-    hook = (point) => void (at[point] = stats.roundTrips);
-    const before = await binlogCommits();
-    let answered: number;
-    try {
-      await writes.likePin(fan.id, pin.id, { stats });
-      answered = (await binlogCommits()) - before;
-    } finally {
-      hook = undefined;
-    }
+    const { at, roundTrips, answered, before } = await likeStepByStep(fan, pin);
     // The viewer and the pin are read first: one round trip to each host (no cache in these stores).
     assert.deepEqual(at, { 'before-first-transaction': 2, 'in-first-transaction': 2, 'after-first-commit': 3, 'after-step-0': 4, 'before-complete': 4 });
-    assert.equal(stats.roundTrips, 4, 'was 18 (2 reads + 16), then 5 with the completion on the write\'s path');
+    assert.equal(roundTrips, 4, 'was 18 (2 reads + 16), then 5 with the completion on the write\'s path');
     // The completion waits (100 ms by default) for others on its host; settled() sends it now.
     assert.equal(answered, 2, 'the edge with its intent, and the other side, before the write answers');
     assert.equal((await env.storage.intents.pending(allShards(env.topology), 0, 10)).length, 1, 'the intent, until its completion runs');
@@ -275,20 +281,10 @@ describe('Write cost: both sides on one host (stores, no cache)', () => {
   });
 
   test('like: the same 2 round trips, ONE commit before the answer (two databases, one transaction); the completion after it', async () => {
-    const at: Partial<Record<FaultPoint, number>> = {};
-    const stats = new SqlStats();
-    hook = (point) => void (at[point] = stats.roundTrips);
-    const before = await binlogCommits();
-    let answered: number;
-    try {
-      await writes.likePin(fan.id, pin.id, { stats });
-      answered = (await binlogCommits()) - before;
-    } finally {
-      hook = undefined;
-    }
+    const { at, roundTrips, answered, before } = await likeStepByStep(fan, pin);
     // The viewer and the pin are read first (one round trip, one host); then the forward batch and the reverse one with COMMIT.
     assert.deepEqual(at, { 'before-first-transaction': 1, 'in-first-transaction': 1, 'after-first-commit': 3, 'after-step-0': 3, 'before-complete': 3 });
-    assert.equal(stats.roundTrips, 3);
+    assert.equal(roundTrips, 3);
     assert.equal(answered, 1, 'both sides, the intent and the events in one commit (two hosts need two)');
     await writes.settled();
     assert.equal((await binlogCommits()) - before, 2, 'the completion: one more commit');
