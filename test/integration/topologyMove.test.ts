@@ -272,3 +272,82 @@ describe('Topology: moving mod shards to another host under load', () => {
     console.log(`# mod shards back ${onThree[0]}–${onThree.at(-1)} → mysql001 with --drop-source: ${/Write pause: \d+ ms/.exec(back.stdout)?.[0]}`);
   });
 });
+
+describe('Topology: likes between two shards of one host while the pins\' shard moves to another', () => {
+  test('every acknowledged like and unlike holds on both sides after the move, each count equal to its list', async () => {
+    const t = env.gateway.topology();
+    // Fans on shard `a` and pin owners on shard `b`, both on mysql001: their likes commit both sides in
+    // one transaction until `b` (the pins' side, the one a like writes second) moves to mysql003, and in
+    // two (one per host) after; while `b` is paused for the move, they must not write it on mysql001.
+    const byShard = new Map<number, LoadUser[]>();
+    for (const u of users) if (t.hostOfShard(u.shard) === 'mysql001') byShard.set(u.shard, [...(byShard.get(u.shard) ?? []), u]);
+    const [a, b] = [...byShard.entries()].sort((x, y) => y[1].length - x[1].length).map(([s]) => s);
+    assert.ok(a !== undefined && b !== undefined, 'two shards of mysql001 with users');
+    const fans = byShard.get(a)!.slice(0, 3);
+    const owners = byShard.get(b)!.slice(0, 2);
+    const pins: string[] = [];
+    for (const o of owners) {
+      for (let i = 0; i < 3; i++) {
+        const r = await env.gql(`mutation($board: ID!, $title: String!) { createPin(input: { boardId: $board, title: $title }) { id } }`, { board: o.boardId, title: `liked ${i}` }, o.token);
+        assert.equal(r.body.errors, undefined, r.text);
+        pins.push(String(r.body.data.createPin.id));
+      }
+    }
+    /** The state each (fan, pin) was last acknowledged in. */
+    const liked = new Map<string, boolean>();
+    const failures: string[] = [];
+    let acked = 0;
+    let retried = 0;
+    let running = true;
+    const toggle = async (fan: LoadUser, pin: string): Promise<void> => {
+      const want = !(liked.get(`${fan.id}:${pin}`) ?? false);
+      const started = Date.now();
+      for (;;) {
+        const r = await env.gql(`mutation($p: ID!) { w: ${want ? 'likePin' : 'unlikePin'}(pinId: $p) { id } }`, { p: pin }, fan.token);
+        if (r.body.errors === undefined && r.body.data?.w?.id === pin) {
+          liked.set(`${fan.id}:${pin}`, want);
+          acked++;
+          return;
+        }
+        const e = r.body.errors?.[0];
+        // Liking twice is one like (and unliking twice none): a retry after a refusal changes nothing more.
+        if (e?.extensions?.retryable === true && Date.now() - started < 20_000) {
+          retried++;
+          await new Promise((res) => setTimeout(res, 10));
+          continue;
+        }
+        failures.push(`${want ? 'like' : 'unlike'} ${pin} by ${fan.id}: ${r.text.slice(0, 200)}`);
+        return;
+      }
+    };
+    const workers = fans.map(async (fan, f) => {
+      for (let i = f; running; i++) await toggle(fan, pins[i % pins.length]!);
+    });
+    await env.until('likes before the move', () => acked >= 20);
+    const move = await env.cli(['topology', 'move', '--shards', `${b}-${b}`, '--to', 'mysql003', '--yes']);
+    assert.equal(move.code, 0, `${move.stdout}\n${move.stderr}`);
+    assert.equal(env.gateway.topology().hostOfShard(b), 'mysql003');
+    const atFlip = acked;
+    await env.until('likes after the move', () => acked >= atFlip + 20);
+    running = false;
+    await Promise.all(workers);
+    assert.deepEqual(failures, [], 'no like or unlike failed (a retryable refusal is retried)');
+
+    // Both sides as the gateway reads them: every fan's liked pins and count, every pin's likers and count.
+    for (const fan of fans) {
+      const want = pins.filter((p) => liked.get(`${fan.id}:${p}`) === true).sort();
+      const r = await env.gql(`query($id: ID!) { user(id: $id) { likeCount likedPins(first: 50) { edges { node { id } } } } }`, { id: fan.id }, fan.token);
+      const got = (r.body.data.user.likedPins.edges as { node: { id: string } }[]).map((e) => e.node.id).sort();
+      assert.deepEqual(got, want, `${fan.id}'s liked pins`);
+      assert.equal(r.body.data.user.likeCount, want.length, `${fan.id}'s count`);
+    }
+    for (const pin of pins) {
+      const want = fans.filter((f) => liked.get(`${f.id}:${pin}`) === true).map((f) => f.id).sort();
+      const r = await env.gql(`query($id: ID!) { pin(id: $id) { likeCount likers(first: 50) { edges { node { id } } } } }`, { id: pin }, fans[0]!.token);
+      const got = (r.body.data.pin.likers.edges as { node: { id: string } }[]).map((e) => e.node.id).sort();
+      assert.deepEqual(got, want, `${pin}'s likers`);
+      assert.equal(r.body.data.pin.likeCount, want.length, `${pin}'s count`);
+    }
+    console.log(`# likes across shards ${a} and ${b} while ${b} moved mysql001 → mysql003: ${acked} acknowledged (${atFlip} before the flip), ${retried} retried, both sides agree`);
+  });
+});

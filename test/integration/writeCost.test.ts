@@ -13,7 +13,8 @@ import { DeferredCompletions } from '../../src/services/deferredCompletions.ts';
 import type { FaultHook, FaultPoint } from '../../src/services/writeExecutor.ts';
 import { allShards, reconcile, repairIntents } from '../../src/services/repair.ts';
 import { formatId, shardOf } from '../../src/core/ids.ts';
-import { shardDatabase } from '../../src/core/topology.ts';
+import { parseTopology, shardDatabase } from '../../src/core/topology.ts';
+import { isShardqlError } from '../../src/core/errors.ts';
 import { SqlStats } from '../../src/storage/sqlStats.ts';
 import { SqlIdentifierError } from '../../src/storage/sqlIdentifiers.ts';
 import type { StoredObject } from '../../src/storage/objectStore.ts';
@@ -312,6 +313,25 @@ describe('Write cost: both sides on one host (stores, no cache)', () => {
     assert.equal((await binlogCommits()) - before, 0, 'nothing committed');
     assert.equal(await edge('user_likes_pins', fan.id, pin.id), false);
     assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false);
+    await consistent();
+  });
+
+  test("the pin's shard paused for a move: nothing is written there; the like answers WRITES_PAUSED, and a retry after it finishes both sides", async () => {
+    const before = env.topology;
+    const paused = shardOf(pin.id);
+    env.topology = parseTopology({ ...before.doc, pausedShards: [{ from: paused, to: paused }] });
+    try {
+      await assert.rejects(writes.likePin(fan.id, pin.id), (e: unknown) => isShardqlError(e, 'WRITES_PAUSED'));
+      assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), false, 'nothing written on the paused shard');
+      assert.equal(await edge('user_likes_pins', fan.id, pin.id), true, "the viewer's side committed with its intent (the two-host path)");
+    } finally {
+      env.topology = before;
+    }
+    await writes.likePin(fan.id, pin.id);
+    assert.equal(await edge('pin_liked_by_users', pin.id, fan.id), true);
+    // The retry's own intent goes by its completion; the refused attempt's is the repair pass's.
+    await writes.settled();
+    assert.equal((await repairIntents(env.storage, env.topology, { minAgeMs: 0 })).completed, 1);
     await consistent();
   });
 });
