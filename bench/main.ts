@@ -50,7 +50,7 @@ import { mergeRuns } from './runs.ts';
 import { datasetChoice } from './load.ts';
 import { SAMPLING_INTERVAL_US, startProfile, type ProfileSummary } from './profile.ts';
 import { benchmarkMarkdown, LATEST_PAGE } from './markdown.ts';
-import { firstDifference, formatFanout, formatTable, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
+import { firstDifference, formatFanout, formatTable, mysqlLine, ratio, type BenchReport, type Measurement, type Phase, type PhaseResult, type ScenarioResult } from './report.ts';
 import { BOARD_WALK, buildScenarios, NOTIFICATIONS_WALK, walkSizes, type Scenario, type ScenarioRequest } from './scenarios.ts';
 import { eventSettings, parseRetentionSettings } from '../src/core/events.ts';
 import { PINTEREST_EVENTS } from '../src/product/pinterest/events.ts';
@@ -455,7 +455,7 @@ async function main(): Promise<void> {
             `  ${phase} ${sys.key.padEnd(5)} ${String(run.requests).padStart(6)} req ${run.rps.toFixed(1).padStart(8)} req/s  p50 ${run.p50Ms.toFixed(2)} ms  p99 ${run.p99Ms.toFixed(2)} ms` +
               `  SQL ${m.sqlRoundTrips?.toFixed(1) ?? 'n/a'}/req  cache ${m.cacheRoundTrips?.toFixed(1) ?? 'n/a'}/req` +
               `${m.cpuMsPerRequest ? `  CPU ${m.cpuMsPerRequest.total.toFixed(3)} ms/req` : ''}` +
-              `${m.mysqlPerRequest ? `  MariaDB ${m.mysqlPerRequest.statements.toFixed(1)} statements · ${m.mysqlPerRequest.commits.toFixed(2)} commits/req` : ''}${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
+              `${m.mysqlPerRequest ? `  MariaDB ${mysqlLine(m.mysqlPerRequest)}/req` : ''}${errors ? `  ERRORS ${errors}: ${firstError?.slice(0, 200)}` : ''}`,
           );
         }
         const oursM = measured.ours!;
