@@ -1,7 +1,7 @@
 /**
  * Builds the web app (web/) into dist/web/:
  *
- *   dist/web/schema.graphql             the API the gateway serves (loadTypeDefs()), the compiler's input
+ *   dist/web/schema.graphql             the API the gateway serves (`shardql schema print`), the compiler's input
  *   dist/web/persisted-documents.json   Relay's manifest: { "<sha256 of the text>": "<operation text>" }
  *   dist/web/assets/app.js, app.css     the bundle the gateway serves under /app/assets/
  *
@@ -68,7 +68,8 @@ export async function compileDocuments(web = join(ROOT, 'web')) {
   mkdirSync(out, { recursive: true });
   const { tsImport } = await import('tsx/esm/api');
   const { loadTypeDefs } = await tsImport(join(ROOT, 'src/graphql/schema.ts'), import.meta.url);
-  writeFileSync(join(out, 'schema.graphql'), loadTypeDefs());
+  const { printClientSchema } = await tsImport(join(ROOT, 'src/graphql/clientSchema.ts'), import.meta.url);
+  writeFileSync(join(out, 'schema.graphql'), printClientSchema(loadTypeDefs()));
   // The compiler adds to the file it finds: a fresh one holds exactly today's operations.
   writeFileSync(join(out, MANIFEST), '{}\n');
   rmSync(join(web, 'src', '__generated__'), { recursive: true, force: true });

@@ -1,7 +1,9 @@
 /**
  * `npm run model`: reads the declared model out of schema/*.graphql and writes
  * src/core/model/declared.ts, schema/'s model as a value for pure unit tests (the runtime reads the
- * served model, src/core/model/served.ts). A unit test (test/unit/core/model/declared.test.ts) fails while it is stale.
+ * served model, src/core/model/served.ts), and schema/client/schema.graphql, the API's SDL as client
+ * tools read it (src/graphql/clientSchema.ts). Unit tests (test/unit/core/model/declared.test.ts,
+ * test/unit/graphql/clientSchema.test.ts) fail while either is stale.
  * `npm run model -- examples/qa`: checks another model's directory (the vocabulary is added) and
  * writes nothing. A wrong declaration is refused with each problem's file, line and column (exit 1).
  */
@@ -10,6 +12,8 @@ import { join, resolve } from 'node:path';
 import { readModelFiles } from '../src/core/model/modelFiles.ts';
 import { ModelError, parseModel } from '../src/core/model/parseModel.ts';
 import { DECLARED_MODULE, renderDeclared } from '../src/core/model/renderDeclared.ts';
+import { CLIENT_SCHEMA_FILE, printClientSchema } from '../src/graphql/clientSchema.ts';
+import { loadTypeDefs } from '../src/graphql/schema.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dir = process.argv[2] ?? 'schema';
@@ -20,6 +24,8 @@ try {
   if (served) {
     writeFileSync(join(root, DECLARED_MODULE), renderDeclared(model));
     console.log(`${DECLARED_MODULE}: ${summary}`);
+    writeFileSync(join(root, CLIENT_SCHEMA_FILE), printClientSchema(loadTypeDefs(dir)));
+    console.log(`${CLIENT_SCHEMA_FILE}: the API as client tools read it`);
   } else {
     console.log(`${dir}: ${summary} (checked; ${DECLARED_MODULE} is written from schema/ only)`);
   }

@@ -9,6 +9,7 @@
  *   shardql serve | dev              run the gateway (dev: everything for a fresh machine first, and a worker)
  *   shardql worker | jobs            run background jobs; the queues' depth, failures and lag
  *   shardql import --from URL        move an unsharded MySQL database into the shards (as jobs)
+ *   shardql schema print             the API's SDL as client tools read it
  *
  * Every command takes `--model <dir>`: the directory of model SDL it serves (default SHARDQL_MODEL, else schema/).
  *
@@ -23,6 +24,7 @@ import { CliError, UsageError, commandHelp, groupHelp, mainHelp, parseCommandArg
 import { dataCommands } from './cli/dataCommands.ts';
 import { importCommands } from './cli/importCommands.ts';
 import { repairCommands } from './cli/repairCommands.ts';
+import { schemaCommands } from './cli/schemaCommands.ts';
 import { serverCommands } from './cli/serverCommands.ts';
 import { stackCommands } from './cli/stackCommands.ts';
 import { topologyCommands } from './cli/topologyCommands.ts';
@@ -31,7 +33,7 @@ import { workerCommands } from './cli/workerCommands.ts';
 import { StackError } from './stack/errors.ts';
 import { PROJECT_ROOT } from './core/projectRoot.ts';
 
-const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...importCommands, ...repairCommands, ...serverCommands, ...workerCommands];
+const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...importCommands, ...repairCommands, ...schemaCommands, ...serverCommands, ...workerCommands];
 
 const root = PROJECT_ROOT;
 

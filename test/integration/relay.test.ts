@@ -3,6 +3,13 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { compileRelayApp, relayOperations, type RelayOperation } from '../helpers/relayCompiler.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getIntrospectionQuery } from 'graphql';
+import { CLIENT_SCHEMA_FILE, INTROSPECTION_OPTIONS, printIntrospection } from '../../src/graphql/clientSchema.ts';
+import { PROJECT_ROOT } from '../../src/core/projectRoot.ts';
+import { execFile } from 'node:child_process';
+import { cliArgv } from '../helpers/cli.ts';
 
 /**
  * The operations relay-compiler generates from the small Relay app (test/fixtures/relay-app), run
@@ -13,9 +20,11 @@ import { compileRelayApp, relayOperations, type RelayOperation } from '../helper
 let env: TestEnv;
 let gw: TestGateway;
 let ops: Map<string, RelayOperation>;
+/** The API's SDL kept for client tools (`shardql schema print`): what the Relay app compiles against. */
+const clientSchema = readFileSync(join(PROJECT_ROOT, CLIENT_SCHEMA_FILE), 'utf8');
 
 before(async () => {
-  const compiled = compileRelayApp();
+  const compiled = compileRelayApp(clientSchema);
   try {
     assert.equal(compiled.status, 0, compiled.output);
     ops = relayOperations(compiled);
@@ -87,6 +96,39 @@ async function signUp(username: string): Promise<{ id: string; token: string }> 
 }
 
 describe('Relay: compiled operations against the gateway', () => {
+  test(`the development gateway's introspection is ${CLIENT_SCHEMA_FILE}, the file the app compiled against`, async () => {
+    // A plain POST: gql's leak check would take the schema's own words ("sharded MySQL") for a leaked driver name.
+    const res = await fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: getIntrospectionQuery(INTROSPECTION_OPTIONS) }),
+    });
+    const answer = (await res.json()) as { data?: any; errors?: unknown };
+    assert.equal(res.status, 200);
+    assert.equal(answer.errors, undefined);
+    assert.equal(printIntrospection(answer.data), clientSchema);
+  });
+
+  test('`shardql schema print` prints that file for schema/, and another model its own API; --check says which', async () => {
+    // Not spawnSync: the gateway of the other tests answers from this process's event loop.
+    const cli = (...args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+        execFile(process.execPath, cliArgv(...args), { cwd: PROJECT_ROOT, encoding: 'utf8' }, (err, stdout, stderr) => done({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
+      });
+    const printed = await cli('schema', 'print');
+    assert.equal(printed.status, 0, printed.stderr);
+    assert.equal(printed.stdout, clientSchema);
+    const current = await cli('schema', 'print', '--check', CLIENT_SCHEMA_FILE);
+    assert.deepEqual([current.status, current.stdout], [0, `${CLIENT_SCHEMA_FILE}: current\n`], current.stderr);
+    const qa = await cli('schema', 'print', '--model', 'examples/qa');
+    assert.equal(qa.status, 0, qa.stderr);
+    assert.match(qa.stdout, /^type Question\b/m);
+    assert.doesNotMatch(qa.stdout, /@(object|create)\b/);
+    const stale = await cli('schema', 'print', '--model', 'examples/qa', '--check', CLIENT_SCHEMA_FILE);
+    assert.equal(stale.status, 1);
+    assert.match(stale.stderr, /schema\/client\/schema\.graphql is not the API of the model in .*examples\/qa: write it with `shardql schema print --out /);
+  });
+
   // What each list must hold, from the writes below.
   const want: Record<string, string[]> = {};
   let alice: { id: string; token: string };
