@@ -50,6 +50,26 @@ export interface TopologyDoc {
   readonly pausedShards?: readonly ShardSpan[];
   /** Mod shards whose writes are paused, likewise (a move of mod shards). */
   readonly pausedModShards?: readonly ShardSpan[];
+  /**
+   * The moves (`topology move`) that paused shards and have neither flipped nor been called off: kept
+   * beside their pause, so a pause left behind by a move that died says since when and where to.
+   */
+  readonly moves?: readonly PausingMove[];
+}
+
+/**
+ * One move holding a pause. Example: `{ "kind": "shard", "shards": [{ "from": 4, "to": 5 }],
+ * "to": "mysql003", "since": "2026-12-03T20:31:02.120Z" }`: shards 4–5, paused since then, are on
+ * their way to mysql003. Every shard it names is paused (`pausedShards`, or `pausedModShards` for
+ * `"kind": "modShard"`).
+ */
+export interface PausingMove {
+  readonly kind: 'shard' | 'modShard';
+  readonly shards: readonly ShardSpan[];
+  /** The target host. */
+  readonly to: string;
+  /** When writes to these shards were paused, ISO 8601. */
+  readonly since: string;
 }
 
 /** A validated topology with fast lookups. Immutable: a new version is a new object, swapped whole. */
@@ -140,6 +160,26 @@ function findRange(sorted: readonly HostedSpan[], shard: number): HostedSpan | u
 
 function inSpans(spans: readonly ShardSpan[], shard: number): boolean {
   return spans.some((s) => shard >= s.from && shard <= s.to);
+}
+
+/** `moves`: known kinds and target hosts, a time, and only shards their kind's pause holds. */
+function checkMoves(v: unknown, hosts: Record<string, HostSpec>, paused: Record<PausingMove['kind'], ShardSpan[]>, modCount: number): PausingMove[] {
+  if (!Array.isArray(v)) bad('moves must be an array');
+  return v.map((m: unknown, i): PausingMove => {
+    const what = `moves[${i}]`;
+    if (!isObject(m)) bad(`${what} must be an object { kind, shards, to, since }`);
+    if (m.kind !== 'shard' && m.kind !== 'modShard') bad(`${what}.kind must be "shard" or "modShard", got ${JSON.stringify(m.kind)}`);
+    const shards = checkSpans<ShardSpan>(m.shards, `${what}.shards`, m.kind === 'shard' ? MAX_SHARD : modCount - 1, false);
+    if (typeof m.to !== 'string' || !(m.to in hosts)) bad(`${what}.to must name a host of the map, got ${JSON.stringify(m.to)}`);
+    if (typeof m.since !== 'string' || Number.isNaN(Date.parse(m.since))) bad(`${what}.since must be an ISO 8601 time, got ${JSON.stringify(m.since)}`);
+    const field = m.kind === 'shard' ? 'pausedShards' : 'pausedModShards';
+    for (const s of shards) {
+      for (let n = s.from; n <= s.to; n++) {
+        if (!inSpans(paused[m.kind], n)) bad(`${what} names ${m.kind === 'shard' ? 'shard' : 'mod shard'} ${n}, which ${field} does not pause: a move's record goes with its pause`);
+      }
+    }
+    return { kind: m.kind, shards, to: m.to, since: m.since };
+  });
 }
 
 /**
@@ -242,6 +282,7 @@ export function parseTopology(input: unknown): Topology {
 
   const paused = input.pausedShards === undefined ? [] : checkSpans<ShardSpan>(input.pausedShards, 'pausedShards', MAX_SHARD, false);
   const pausedMod = input.pausedModShards === undefined ? [] : checkSpans<ShardSpan>(input.pausedModShards, 'pausedModShards', modCount - 1, false);
+  const moves = input.moves === undefined ? [] : checkMoves(input.moves, hosts, { shard: paused, modShard: pausedMod }, modCount);
 
   const doc: TopologyDoc = {
     format: 1,
@@ -251,6 +292,7 @@ export function parseTopology(input: unknown): Topology {
     modShard: { count: modCount, ranges: modRanges },
     ...(paused.length > 0 ? { pausedShards: paused } : {}),
     ...(pausedMod.length > 0 ? { pausedModShards: pausedMod } : {}),
+    ...(moves.length > 0 ? { moves } : {}),
   };
   return compile(doc);
 }

@@ -74,6 +74,11 @@ describe('Topology: validation refuses bad maps and names the problem', () => {
     ['nothing open', withChange((d) => { d.shards.open = []; }), /at least one shard/],
     ['overlapping open spans', withChange((d) => { d.shards.open = [{ from: 0, to: 10 }, { from: 5, to: 20 }]; }), /open shard spans overlap/],
     ['paused mod shards beyond the count', withChange((d) => { d.pausedModShards = [{ from: 4000, to: 4096 }]; }), /pausedModShards\[0\].to must be an integer in 0..4095/],
+    ['a move record of shards not paused', withChange((d) => { d.pausedShards = [{ from: 4, to: 4 }]; d.moves = [{ kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' }]; }), /moves\[0\] names shard 5, which pausedShards does not pause/],
+    ['a move record of ID shards paused only as mod shards', withChange((d) => { d.pausedModShards = [{ from: 4, to: 5 }]; d.moves = [{ kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' }]; }), /moves\[0\] names shard 4, which pausedShards does not pause/],
+    ['a move record to an unknown host', withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.moves = [{ ...{ kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' }, to: 'mysql009' }]; }), /moves\[0\].to must name a host of the map, got "mysql009"/],
+    ['a move record with no time', withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.moves = [{ ...{ kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' }, since: 'yesterday' }]; }), /moves\[0\].since must be an ISO 8601 time, got "yesterday"/],
+    ['a move record of another kind', withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.moves = [{ ...{ kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' }, kind: 'host' }]; }), /moves\[0\].kind must be "shard" or "modShard", got "host"/],
   ];
   for (const [name, doc, message] of cases) {
     test(`refuses ${name}`, () => {
@@ -85,6 +90,12 @@ describe('Topology: validation refuses bad maps and names the problem', () => {
     const t = parseTopology(withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.pausedModShards = [{ from: 7, to: 7 }]; }));
     assert.deepEqual([4, 5, 7].map((n) => [t.isPaused(n), t.isModShardPaused(n)]), [[true, false], [true, false], [false, true]]);
     assert.deepEqual(t.doc.pausedModShards, [{ from: 7, to: 7 }], 'kept in the document');
+  });
+
+  test('keeps the record of the move holding a pause', () => {
+    const move = { kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:31:02.120Z' };
+    const t = parseTopology(withChange((d) => { d.pausedShards = [{ from: 4, to: 5 }]; d.moves = [move]; }));
+    assert.deepEqual(t.doc.moves, [move]);
   });
 
   test('accepts ranges beyond the open shards (provisioned, not yet open)', () => {
