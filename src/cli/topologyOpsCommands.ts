@@ -143,7 +143,9 @@ const moveCommand: Command = {
     'Writes to just those shards are refused with the retryable WRITES_PAUSED while they are copied; reads go\n' +
     'on (to the source until the flip). The copy is mariadb-dump | mariadb, whole databases, verified by row\n' +
     'counts and CHECKSUM TABLE on both sides before the map changes. Any failure before the flip lifts the\n' +
-    'pause and leaves the map as it was; after a crash, running the same command again resumes.\n' +
+    'pause and leaves the map as it was. When the pause cannot be lifted (etcd failed) or the command died,\n' +
+    'the pause stays, recorded in the map (`topology show` gives its age and this command): running the same\n' +
+    'command again resumes the move.\n' +
     'Mod shards (--mod-shards: the msdb databases of usernames, emails and the import ledger) move the same\n' +
     'way: creating users, renames and imports touching them get WRITES_PAUSED meanwhile; a host is drained\n' +
     'by moving both its shards and its mod shards.',
@@ -166,7 +168,7 @@ const moveCommand: Command = {
         );
       out(`  1. create the shards' tables on ${to}, empty (before the pause: DDL is the slow part of a restore)`);
       out(`  2. ${plan.alreadyPaused ? 'writes are already paused (an interrupted move): resume it' : 'publish:'}`);
-      if (!plan.alreadyPaused) for (const l of changeLines(current.topology.doc, plan.pauseDoc)) out(l);
+      if (!plan.pauseInForce) for (const l of changeLines(current.topology.doc, plan.pauseDoc)) out(l);
       out(`  3. wait until every gateway serves the pause and open writes on those ${noun} have finished`);
       out('  4. copy the rows (mariadb-dump | mariadb), compare row counts, CHECKSUM TABLE and auto-increments');
       out('  5. publish:');

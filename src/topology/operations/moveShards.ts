@@ -19,22 +19,37 @@
  *   7. wait for the gateways to serve the flip, cancel any straggler still waiting on the source
  *      lock (it fails, unacknowledged), unlock; drop the source copy only if asked to.
  *
- * Any failure before the flip lifts the pause again, leaves the map as it was and drops the partial
- * copy on the target; a crash leaves the pause published (writes refused, nothing lost) and running
- * the same move again resumes it.
+ * The pause is published with a record of the move (`moves`: its shards, target and start), which
+ * the flip and the calling off remove with it. Any failure before the flip lifts the pause again,
+ * leaves the map as it was and drops the partial copy on the target. When the pause cannot be lifted
+ * (etcd itself failed), and after a crash, the pause stays published (writes refused, nothing lost)
+ * with its record: the error, and `topology show`, name the paused shards and the command that
+ * finishes the move — the same move, run again, resumes it.
  */
-import { modShardDatabase, shardDatabase, parseTopology, type Endpoint, type HostedSpan, type ShardSpan, type TopologyDoc } from '../../core/topology.ts';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  modShardDatabase,
+  shardDatabase,
+  parseTopology,
+  type Endpoint,
+  type HostedSpan,
+  type PausingMove,
+  type ShardSpan,
+  type TopologyDoc,
+} from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
 import type { CopyLock, Fingerprint, GatewayWaitResult, OperationLog, ShardCopyIo, TopologyStore } from './ports.ts';
 import { assignSpan, intersect, mergeSpans, placementOf, shardsOf, spanLabel, spansOf, subtractSpan } from './spans.ts';
 
 /** ID shards (`shards` in the map, databases `db…`) or mod shards (`modShard`, `msdb…`). */
-export type ShardKind = 'shard' | 'modShard';
+export type ShardKind = PausingMove['kind'];
 
 /** Where the map keeps one kind of shard: its ranges, its paused spans, its databases. Pure. */
 interface ShardKindSpec {
   /** `shards`, `mod shards`: how messages name them. */
   readonly noun: string;
+  /** The option of `topology move` that names them. */
+  readonly option: '--shards' | '--mod-shards';
   ranges(doc: TopologyDoc): readonly HostedSpan[];
   withRanges(doc: TopologyDoc, ranges: readonly HostedSpan[]): TopologyDoc;
   paused(doc: TopologyDoc): readonly ShardSpan[];
@@ -47,6 +62,7 @@ interface ShardKindSpec {
 export const SHARD_KINDS: Readonly<Record<ShardKind, ShardKindSpec>> = {
   shard: {
     noun: 'shards',
+    option: '--shards',
     ranges: (doc) => doc.shards.ranges,
     withRanges: (doc, ranges) => ({ ...doc, shards: { open: doc.shards.open, ranges } }),
     paused: (doc) => doc.pausedShards ?? [],
@@ -59,6 +75,7 @@ export const SHARD_KINDS: Readonly<Record<ShardKind, ShardKindSpec>> = {
   },
   modShard: {
     noun: 'mod shards',
+    option: '--mod-shards',
     ranges: (doc) => doc.modShard.ranges,
     withRanges: (doc, ranges) => ({ ...doc, modShard: { count: doc.modShard.count, ranges } }),
     paused: (doc) => doc.pausedModShards ?? [],
@@ -77,6 +94,16 @@ export interface MoveRequest {
   readonly shards: ShardSpan;
   /** Host name of the target, already in the topology. */
   readonly to: string;
+  /** When the move starts, ms since the epoch: recorded with the pause (`moves[].since`). Default: now. */
+  readonly at?: number;
+}
+
+/**
+ * The command that finishes a move of `shards` to `to` (one per span; a resumed move picks up the
+ * pause): `shardql topology move --shards 4-5 --to mysql003`.
+ */
+export function moveCommands(kind: ShardKind, shards: readonly ShardSpan[], to: string): string[] {
+  return shards.map((s) => `shardql topology move ${SHARD_KINDS[kind].option} ${s.from === s.to ? s.from : `${s.from}-${s.to}`} --to ${to}`);
 }
 
 export interface MoveSource {
@@ -101,13 +128,33 @@ export interface MovePlan {
   readonly resumeDoc: TopologyDoc;
   /** The published map already pauses every moving shard (an interrupted move being resumed). */
   readonly alreadyPaused: boolean;
+  /** The published map is `pauseDoc` already (the pause and its record): nothing to publish before the copy. */
+  readonly pauseInForce: boolean;
+}
+
+/** `moves` without the shards of `moving` of one kind; records left with no shard are dropped. */
+function movesWithout(moves: readonly PausingMove[], kind: ShardKind, moving: readonly ShardSpan[]): PausingMove[] {
+  const out: PausingMove[] = [];
+  for (const m of moves) {
+    let shards = [...m.shards];
+    if (m.kind === kind) for (const cut of moving) shards = subtractSpan(shards, cut);
+    if (shards.length > 0) out.push({ ...m, shards });
+  }
+  return out;
+}
+
+function withMoves(doc: TopologyDoc, moves: readonly PausingMove[]): TopologyDoc {
+  const { moves: _dropped, ...rest } = doc;
+  return moves.length > 0 ? { ...rest, moves } : rest;
 }
 
 /**
  * Plans moving `shards` to host `to`. Example: shards 0–7 on mysql001, 8–15 on mysql002, move 6–9 to
- * mysql003 → sources mysql001 (6, 7) and mysql002 (8, 9); the flip gives [0–5 mysql001, 6–9 mysql003,
- * 10–15 mysql002]. Mod shards alike, in the map's `modShard.ranges`. Refuses shards in no range, an
- * unknown target, and a target on the same server. Pure.
+ * mysql003 → sources mysql001 (6, 7) and mysql002 (8, 9); the pause records { shard 6–9 to mysql003
+ * since `at` }; the flip gives [0–5 mysql001, 6–9 mysql003, 10–15 mysql002]. Mod shards alike, in the
+ * map's `modShard.ranges`. A move resumed keeps the `since` of the record it takes over. Refuses
+ * shards in no range, an unknown target, and a target on the same server. Pure but for the clock
+ * when `at` is not given.
  */
 export function planMove(doc: TopologyDoc, request: MoveRequest): MovePlan {
   const { shards, to } = request;
@@ -145,11 +192,17 @@ export function planMove(doc: TopologyDoc, request: MoveRequest): MovePlan {
   for (const m of moving) unpaused = subtractSpan(unpaused, m);
   let ranges = spec.ranges(doc);
   for (const m of moving) ranges = assignSpan(ranges, m, to);
-  const pauseDoc = spec.withPaused(doc, [...paused, ...moving]);
-  const flipDoc = spec.withPaused(spec.withRanges(doc, ranges), unpaused);
-  const resumeDoc = spec.withPaused(doc, unpaused);
-  for (const d of [pauseDoc, flipDoc, resumeDoc]) parseTopology(d);
-  return { request, kind, target: { host: to, endpoint: targetSpec.primary }, sources, moving, pauseDoc, flipDoc, resumeDoc, alreadyPaused };
+  const moves = doc.moves ?? [];
+  const others = movesWithout(moves, kind, moving);
+  const takenOver = moves.filter((m) => m.kind === kind && moving.some((span) => intersect(m.shards, span).length > 0)).map((m) => m.since);
+  const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);
+  const since = alreadyPaused && takenOver.length > 0 ? takenOver.reduce(earliest) : new Date(request.at ?? Date.now()).toISOString();
+  const pauseDoc = withMoves(spec.withPaused(doc, [...paused, ...moving]), [...others, { kind, shards: moving, to, since }]);
+  const flipDoc = withMoves(spec.withPaused(spec.withRanges(doc, ranges), unpaused), others);
+  const resumeDoc = withMoves(spec.withPaused(doc, unpaused), others);
+  const [pauseParsed] = [pauseDoc, flipDoc, resumeDoc].map((d) => parseTopology(d).doc);
+  const pauseInForce = isDeepStrictEqual(pauseParsed, parseTopology(doc).doc);
+  return { request, kind, target: { host: to, endpoint: targetSpec.primary }, sources, moving, pauseDoc, flipDoc, resumeDoc, alreadyPaused, pauseInForce };
 }
 
 /** What differs between the source's and the target's copy, one line per table. Empty: identical. Pure. */
@@ -201,8 +254,11 @@ export interface MoveReport {
   readonly gateways: number;
   readonly pauseRevision: string;
   readonly flipRevision: string;
-  /** Gateways not yet serving the flip when the wait gave up (they still refuse the writes: safe). */
-  readonly lagging: number;
+  /**
+   * Gateways not yet serving the flip when the wait gave up (they still refuse the writes: safe); null
+   * when the wait itself failed (etcd did not answer), so which map they serve is not known.
+   */
+  readonly lagging: number | null;
   readonly stragglersCancelled: number;
   readonly sourceDropped: boolean;
 }
@@ -211,6 +267,27 @@ const DEFAULTS = { gatewayTimeoutMs: 15_000, lockTimeoutMs: 10_000 } as const;
 
 function behindText(w: GatewayWaitResult): string {
   return w.behind.map((g) => `${g.id} (revision ${g.revision})`).join(', ');
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `` `shardql topology move --shards 4-5 --to mysql003` ``: what finishes the plan's move. */
+function finishText(plan: MovePlan): string {
+  return moveCommands(plan.kind, plan.moving, plan.target.host)
+    .map((c) => `\`${c}\``)
+    .join(' and ');
+}
+
+/** What an operator reads when a move stops with its pause published: which shards, and how to finish. */
+function stillPausedText(plan: MovePlan, revision: string): string {
+  const noun = SHARD_KINDS[plan.kind].noun;
+  return (
+    `writes to ${noun} ${plan.moving.map(spanLabel).join(', ')} stay paused (revision ${revision}; nothing is lost). ` +
+    `Run ${finishText(plan)} again to finish the move: it resumes from the pause (\`shardql topology show\` lists it); ` +
+    'or publish the map without the pause to call the move off'
+  );
 }
 
 /** Runs a plan made from the map at `expectedRevision`. */
@@ -234,32 +311,50 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   const schemaMs = now() - schemaStarted;
   log(`Created the tables of ${allDatabases.length} database(s) on ${plan.target.host} in ${schemaMs} ms`);
 
-  // 2. Pause.
+  // 2. Pause, with the record of the move.
   const pausedAt = now();
-  const pauseRevision = plan.alreadyPaused ? expectedRevision : await io.store.publish(plan.pauseDoc, expectedRevision);
+  let pauseRevision = expectedRevision;
+  if (!plan.pauseInForce) {
+    try {
+      pauseRevision = await io.store.publish(plan.pauseDoc, expectedRevision);
+    } catch (err) {
+      // The request may have reached etcd although its answer did not: the pause may be in force.
+      throw new TopologyOperationError(
+        `Publishing the pause failed (${messageOf(err)}); nothing was copied. If the pause was published nonetheless, ` +
+          `\`shardql topology show\` lists ${noun} ${plan.moving.map(spanLabel).join(', ')} as paused: run ${finishText(plan)} again to finish the move`,
+      );
+    }
+  }
   log(`${plan.alreadyPaused ? 'Writes were already paused' : 'Paused writes'} to ${noun} ${plan.moving.map(spanLabel).join(', ')} (revision ${pauseRevision})`);
 
   const locks: CopyLock[] = [];
-  const callOff = async (why: string): Promise<never> => {
+  const callOff = async (failure: string): Promise<never> => {
+    const why = failure.replace(/\.$/, ''); // one full stop before what follows
     await Promise.allSettled(locks.map((l) => l.release()));
     let resumed: string;
     try {
       resumed = await io.store.publish(plan.resumeDoc, pauseRevision);
     } catch (err) {
-      throw new TopologyOperationError(
-        `${why}. The move was called off, but lifting the pause failed (${err instanceof Error ? err.message : String(err)}): writes stay paused until \`topology move\` is run again or the map is published`,
-      );
+      throw new TopologyOperationError(`${why}. The move was called off, but lifting the pause failed (${messageOf(err)}): ${stillPausedText(plan, pauseRevision)}`);
     }
     // The partial copy is routed nowhere: dropping it leaves the target as it was before the move.
     const dropped = await io.copier.dropDatabases(target, allDatabases).then(
       () => `the partial copy on ${plan.target.host} was dropped`,
-      (err: unknown) => `the partial copy on ${plan.target.host} could not be dropped (${err instanceof Error ? err.message : String(err)}); it is not routed, and the next move replaces it`,
+      (err: unknown) => `the partial copy on ${plan.target.host} could not be dropped (${messageOf(err)}); it is not routed, and the next move replaces it`,
     );
     throw new TopologyOperationError(`${why}. The move was called off: writes resumed (revision ${resumed}), the map is unchanged, ${dropped}`);
   };
+  /** Each step while the pause is published: a failure (etcd, MySQL) calls the move off, saying what failed. */
+  const step = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      return callOff(`${what}: ${messageOf(err)}`);
+    }
+  };
 
   // 3. Every gateway serves the pause.
-  const seen = await io.store.waitForGateways(pauseRevision, gatewayTimeoutMs);
+  const seen = await step('Waiting for the gateways to serve the pause failed', () => io.store.waitForGateways(pauseRevision, gatewayTimeoutMs));
   if (seen.behind.length > 0) await callOff(`After ${seen.ms} ms, gateways still serve an older map: ${behindText(seen)}`);
   log(`${seen.gateways} gateway(s) serve the pause after ${seen.ms} ms`);
   if (seen.gateways === 0) log('Note: no gateway is registered; a gateway that does not register would only be stopped by the table lock');
@@ -267,13 +362,11 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   // 4. Lock the source tables: open write transactions finish first.
   const lockStarted = now();
   for (const source of plan.sources) {
-    try {
-      locks.push(await io.copier.lockForCopy(source.endpoint, source.databases, opts.lockTimeoutMs ?? DEFAULTS.lockTimeoutMs));
-    } catch (err) {
-      await callOff(
-        `Could not lock ${noun} ${spansOf(source.shards).map(spanLabel).join(', ')} on ${source.host}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+    locks.push(
+      await step(`Could not lock ${noun} ${spansOf(source.shards).map(spanLabel).join(', ')} on ${source.host}`, () =>
+        io.copier.lockForCopy(source.endpoint, source.databases, opts.lockTimeoutMs ?? DEFAULTS.lockTimeoutMs),
+      ),
+    );
   }
   const lockWaitMs = now() - lockStarted;
 
@@ -284,14 +377,14 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   let rows = 0;
   let verifyMs = 0;
   for (const source of plan.sources) {
-    try {
+    await step(`Copying from ${source.host} to ${plan.target.host} failed`, async () => {
       bytes += (await io.copier.copy(source.endpoint, target, source.databases, 'data')).bytes;
       await io.copier.alignAutoIncrements(source.endpoint, target, source.databases);
-    } catch (err) {
-      await callOff(`Copying from ${source.host} to ${plan.target.host} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    });
     const verifyStarted = now();
-    const [a, b] = await Promise.all([io.copier.fingerprint(source.endpoint, source.databases), io.copier.fingerprint(target, source.databases)]);
+    const [a, b] = await step(`Comparing the copies on ${source.host} and ${plan.target.host} failed`, () =>
+      Promise.all([io.copier.fingerprint(source.endpoint, source.databases), io.copier.fingerprint(target, source.databases)]),
+    );
     const problems = compareFingerprints(a, b);
     verifyMs += now() - verifyStarted;
     if (problems.length > 0) await callOff(`The copy on ${plan.target.host} differs from ${source.host}: ${problems.slice(0, 5).join('; ')}`);
@@ -304,26 +397,30 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
   );
 
   // 6. Flip.
-  let flipRevision: string;
-  try {
-    flipRevision = await io.store.publish(plan.flipDoc, pauseRevision);
-  } catch (err) {
-    return callOff(`Publishing the new map failed: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const flipRevision = await step('Publishing the new map failed', () => io.store.publish(plan.flipDoc, pauseRevision));
   const writePauseMs = now() - pausedAt;
   log(
     `Published revision ${flipRevision}: ${noun} ${plan.moving.map(spanLabel).join(', ')} live on ${plan.target.host}; writes resumed after ${writePauseMs} ms`,
   );
 
   // 7. Gateways serve the flip; stragglers on the source are cancelled; the source copy is kept unless asked.
-  const flipped = await io.store.waitForGateways(flipRevision, gatewayTimeoutMs);
-  if (flipped.behind.length > 0)
-    log(`Warning: after ${flipped.ms} ms, gateways still serve an older map (they refuse these writes meanwhile): ${behindText(flipped)}`);
+  //    The move is done here: a failure of the wait only leaves unknown which gateways still refuse.
+  let flipped: GatewayWaitResult | null = null;
+  try {
+    flipped = await io.store.waitForGateways(flipRevision, gatewayTimeoutMs);
+    if (flipped.behind.length > 0)
+      log(`Warning: after ${flipped.ms} ms, gateways still serve an older map (they refuse these writes meanwhile): ${behindText(flipped)}`);
+  } catch (err) {
+    log(
+      `Warning: the move is done, but which map the gateways serve could not be read (${messageOf(err)}); any still serving the pause refuse ` +
+        'these writes until they see the new map (`shardql topology show` lists the gateways)',
+    );
+  }
   let stragglersCancelled = 0;
   for (const lock of locks) stragglersCancelled += (await lock.release()).cancelled;
   let sourceDropped = false;
   if (opts.dropSource) {
-    if (flipped.behind.length > 0) log('The source copies are kept: not every gateway serves the new map yet; drop them later');
+    if (flipped === null || flipped.behind.length > 0) log('The source copies are kept: not every gateway is known to serve the new map yet; drop them later');
     else {
       for (const source of plan.sources) await io.copier.dropDatabases(source.endpoint, source.databases);
       sourceDropped = true;
@@ -344,7 +441,7 @@ export async function moveShards(io: MoveIo, plan: MovePlan, expectedRevision: s
     gateways: seen.gateways,
     pauseRevision,
     flipRevision,
-    lagging: flipped.behind.length,
+    lagging: flipped === null ? null : flipped.behind.length,
     stragglersCancelled,
     sourceDropped,
   };

@@ -26,6 +26,9 @@ export class FakeStore implements TopologyStore {
   doc: TopologyDoc;
   revision = 10;
   gatewaysBehindFor = new Set<string>();
+  /** Waiting for gateways to serve one of these revisions finds etcd gone: it and every later call fail. */
+  etcdDiesWaitingFor = new Set<string>();
+  etcdDown = false;
   constructor(
     doc: TopologyDoc,
     readonly events: string[],
@@ -36,6 +39,7 @@ export class FakeStore implements TopologyStore {
     return { topology: parseTopology(this.doc), modRevision: String(this.revision) };
   }
   async publish(next: TopologyDoc, expected: string) {
+    if (this.etcdDown) throw new Error('14 UNAVAILABLE: No connection established');
     if (expected !== String(this.revision)) throw new Error(`conflict: at ${this.revision}, expected ${expected}`);
     this.doc = parseTopology(next).doc;
     this.revision++;
@@ -44,6 +48,8 @@ export class FakeStore implements TopologyStore {
   }
   async waitForGateways(revision: string): Promise<GatewayWaitResult> {
     this.events.push(`wait gateways ${revision}`);
+    if (this.etcdDiesWaitingFor.has(revision)) this.etcdDown = true;
+    if (this.etcdDown) throw new Error('14 UNAVAILABLE: No connection established');
     const behind = this.gatewaysBehindFor.has(revision) ? [{ id: 'gw-old', revision: String(Number(revision) - 1) }] : [];
     return { gateways: 2, behind, ms: 3 };
   }

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareFingerprints, moveShards, planMove } from '../../../src/topology/operations/moveShards.ts';
+import { compareFingerprints, moveCommands, moveShards, planMove } from '../../../src/topology/operations/moveShards.ts';
 import { FakeCopier, FakeStore, layout } from './fixtures.ts';
 
 describe('Topology move: planning', () => {
@@ -68,6 +68,35 @@ describe('Topology move: planning', () => {
     assert.equal(plan.alreadyPaused, false);
     assert.deepEqual(plan.flipDoc.pausedShards, [{ from: 4, to: 5 }]);
     assert.deepEqual(plan.resumeDoc.pausedShards, [{ from: 4, to: 5 }]);
+  });
+  test('the pause carries a record of the move (shards, target, start), which the flip and the calling off remove', () => {
+    const at = Date.parse('2026-12-03T20:31:02.120Z');
+    const plan = planMove(layout(), { shards: { from: 6, to: 9 }, to: 'mysql003', at });
+    assert.deepEqual(plan.pauseDoc.moves, [{ kind: 'shard', shards: [{ from: 6, to: 9 }], to: 'mysql003', since: '2026-12-03T20:31:02.120Z' }]);
+    assert.equal(plan.flipDoc.moves, undefined);
+    assert.deepEqual(plan.resumeDoc, layout());
+    assert.equal(plan.pauseInForce, false);
+  });
+  test('a move resumed keeps the start of the pause it takes over; a record naming another target is replaced', () => {
+    const paused = planMove(layout(), { shards: { from: 4, to: 7 }, to: 'mysql003', at: Date.parse('2026-12-03T20:00:00.000Z') }).pauseDoc;
+    const again = planMove(paused, { shards: { from: 4, to: 7 }, to: 'mysql003', at: Date.parse('2026-12-03T21:00:00.000Z') });
+    assert.equal(again.alreadyPaused, true);
+    assert.equal(again.pauseInForce, true, 'the pause and its record are published already');
+    const elsewhere = planMove(paused, { shards: { from: 4, to: 5 }, to: 'mysql002', at: Date.parse('2026-12-03T21:00:00.000Z') });
+    assert.equal(elsewhere.pauseInForce, false);
+    assert.deepEqual(elsewhere.pauseDoc.moves, [
+      { kind: 'shard', shards: [{ from: 6, to: 7 }], to: 'mysql003', since: '2026-12-03T20:00:00.000Z' },
+      { kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since: '2026-12-03T20:00:00.000Z' },
+    ]);
+    assert.deepEqual(elsewhere.flipDoc.moves, [{ kind: 'shard', shards: [{ from: 6, to: 7 }], to: 'mysql003', since: '2026-12-03T20:00:00.000Z' }]);
+    assert.deepEqual(elsewhere.flipDoc.pausedShards, [{ from: 6, to: 7 }], 'the other shards stay paused with their record');
+  });
+  test('the command that finishes a move names its kind, shards and target', () => {
+    assert.deepEqual(moveCommands('shard', [{ from: 4, to: 5 }, { from: 9, to: 9 }], 'mysql003'), [
+      'shardql topology move --shards 4-5 --to mysql003',
+      'shardql topology move --shards 9 --to mysql003',
+    ]);
+    assert.deepEqual(moveCommands('modShard', [{ from: 0, to: 3 }], 'mysql001'), ['shardql topology move --mod-shards 0-3 --to mysql001']);
   });
   test('refuses mod shards beyond the count', () => {
     assert.throws(() => planMove(layout(), { kind: 'modShard', shards: { from: 6, to: 9 }, to: 'mysql003' }), /Mod shards 8–9 are in no range: the map has mod shards 0–7/);
@@ -160,6 +189,74 @@ describe('Topology move: running', () => {
     await assert.rejects(moveShards({ store, copier: new FakeCopier(events) }, plan, '10'), /gw-old \(revision 10\).*called off/s);
     assert.ok(!events.some((e) => e.startsWith('lock') || e.startsWith('copy data')));
     assert.equal(store.doc.pausedShards, undefined);
+  });
+  test('etcd gone while the move waits for the gateways: the pause stays with its record, the error names the shards and the command; the same move run again finishes', async () => {
+    const events: string[] = [];
+    const store = new FakeStore(layout(), events);
+    store.etcdDiesWaitingFor.add('11');
+    const plan = planMove(store.doc, { shards: { from: 4, to: 5 }, to: 'mysql003' });
+    await assert.rejects(
+      moveShards({ store, copier: new FakeCopier(events) }, plan, '10'),
+      (err: Error) => {
+        assert.equal(
+          err.message,
+          'Waiting for the gateways to serve the pause failed: 14 UNAVAILABLE: No connection established. The move was called off, but lifting the pause failed ' +
+            '(14 UNAVAILABLE: No connection established): writes to shards 4–5 stay paused (revision 11; nothing is lost). Run ' +
+            '`shardql topology move --shards 4-5 --to mysql003` again to finish the move: it resumes from the pause (`shardql topology show` lists it); ' +
+            'or publish the map without the pause to call the move off',
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(store.doc.pausedShards, [{ from: 4, to: 5 }]);
+    assert.deepEqual(store.doc.moves?.map((m) => [m.shards, m.to]), [[[{ from: 4, to: 5 }], 'mysql003']]);
+    assert.ok(!events.some((e) => e.startsWith('lock') || e.startsWith('copy data')), 'nothing was locked or copied');
+
+    store.etcdDown = false; // etcd is back
+    store.etcdDiesWaitingFor.clear();
+    const again = planMove(store.doc, { shards: { from: 4, to: 5 }, to: 'mysql003' });
+    events.length = 0;
+    await moveShards({ store, copier: new FakeCopier(events) }, again, '11');
+    assert.ok(!events.some((e) => e.startsWith('publish 12 paused')), 'the pause is not published again');
+    assert.equal(store.doc.shards.ranges.find((r) => r.from === 4)?.host, 'mysql003');
+    assert.equal(store.doc.pausedShards, undefined);
+    assert.equal(store.doc.moves, undefined);
+  });
+  test('etcd gone while the pause is published: the error says where to see whether it was, and the command', async () => {
+    const store = new FakeStore(layout(), []);
+    store.etcdDown = true;
+    const plan = planMove(store.doc, { kind: 'modShard', shards: { from: 2, to: 3 }, to: 'mysql003' });
+    await assert.rejects(
+      moveShards({ store, copier: new FakeCopier([]) }, plan, '10'),
+      /^TopologyOperationError: Publishing the pause failed \(14 UNAVAILABLE: No connection established\); nothing was copied\. If the pause was published nonetheless, `shardql topology show` lists mod shards 2–3 as paused: run `shardql topology move --mod-shards 2-3 --to mysql003` again to finish the move$/,
+    );
+  });
+  test('a verification that cannot read a side calls the move off: writes resume', async () => {
+    const events: string[] = [];
+    const store = new FakeStore(layout(), events);
+    const copier = new FakeCopier(events);
+    copier.fingerprint = async () => {
+      throw new Error('Connection lost: The server closed the connection.');
+    };
+    const plan = planMove(store.doc, { shards: { from: 4, to: 5 }, to: 'mysql003' });
+    await assert.rejects(
+      moveShards({ store, copier }, plan, '10'),
+      /^TopologyOperationError: Comparing the copies on mysql001 and mysql003 failed: Connection lost: The server closed the connection\. The move was called off: writes resumed \(revision 12\)/,
+    );
+    assert.deepEqual(store.doc, layout());
+  });
+  test('etcd gone while the move waits for the gateways to serve the flip: the move is done, the source lock released, the source copy kept', async () => {
+    const events: string[] = [];
+    const store = new FakeStore(layout(), events);
+    store.etcdDiesWaitingFor.add('12');
+    const lines: string[] = [];
+    const plan = planMove(store.doc, { shards: { from: 4, to: 4 }, to: 'mysql003' });
+    const report = await moveShards({ store, copier: new FakeCopier(events), log: (l) => lines.push(l) }, plan, '10', { dropSource: true });
+    assert.equal(report.lagging, null);
+    assert.equal(report.sourceDropped, false);
+    assert.equal(events.at(-1), 'unlock 3301');
+    assert.ok(lines.some((l) => /^Warning: the move is done, but which map the gateways serve could not be read \(14 UNAVAILABLE/.test(l)), lines.join('\n'));
+    assert.equal(store.doc.shards.ranges.find((r) => r.from === 4)?.host, 'mysql003');
   });
   test('--drop-source drops the source copies only after every gateway serves the flip', async () => {
     const events: string[] = [];
