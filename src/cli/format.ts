@@ -34,6 +34,15 @@ export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** A time gone by, to the second under an hour: `42 s`, `12 min 5 s`, `3 h 2 min`, `2 d 3 h`. */
+export function ageText(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`;
+}
+
 export function endpointText(e: { host: string; port: number } | undefined): string {
   return e === undefined ? '-' : `${e.host}:${e.port}`;
 }

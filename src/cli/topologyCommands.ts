@@ -13,10 +13,12 @@ import type { StackInfo } from '../stack/localStack.ts';
 import { ShardAdmin } from '../storage/shardAdmin.ts';
 import { publishTopologyIfUnchanged, TopologyChangedError } from '../topology/etcdTopology.ts';
 import { gatewaysBehind, readGateways, type GatewaySeen } from '../topology/etcdTopologySource.ts';
+import { moveCommands, SHARD_KINDS, type ShardKind } from '../topology/operations/moveShards.ts';
 import { makePrimariesWritable, primariesLines } from '../topology/operations/primaries.ts';
+import { subtractSpan } from '../topology/operations/spans.ts';
 import { CliError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts';
 import { diffTopology } from './diff.ts';
-import { endpointText, spanSize, spansText, table } from './format.ts';
+import { ageText, endpointText, spanSize, spansText, table } from './format.ts';
 import { configFor, confirm, println, stackHosts, stackInfo, withEtcd } from './runtime.ts';
 
 /** Shards of the layout `publish` and `dev` build over the local stack unless told otherwise. */
@@ -232,8 +234,34 @@ function byHost(ranges: readonly HostedSpan[]): Map<string, HostedSpan[]> {
   return groupBy(ranges, (r) => r.host);
 }
 
-/** The readable form of `topology show`. */
-export function describeTopology(doc: TopologyDoc): string[] {
+/**
+ * Under each paused line: which move holds the pause, since when, and the command that finishes it.
+ * Example: `  4–5: paused 2 min 3 s ago (since 2026-12-03T20:31:02.120Z) by a move to mysql003 that has
+ * not finished; unless it is still running, finish it: shardql topology move --shards 4-5 --to mysql003`.
+ */
+function pauseLines(doc: TopologyDoc, kind: ShardKind, now: number): string[] {
+  const spec = SHARD_KINDS[kind];
+  const moves = (doc.moves ?? []).filter((m) => m.kind === kind);
+  const lines = moves.map((m) => {
+    const command = moveCommands(kind, m.shards, m.to).join(' and ');
+    return (
+      `  ${spansText(m.shards, false)}: paused ${ageText(now - Date.parse(m.since))} ago (since ${m.since}) by a move to ${m.to} that has not finished; ` +
+      `unless it is still running, finish it: ${command}`
+    );
+  });
+  let unrecorded = [...spec.paused(doc)];
+  for (const m of moves) for (const s of m.shards) unrecorded = subtractSpan(unrecorded, s);
+  if (unrecorded.length > 0) {
+    lines.push(
+      `  ${spansText(unrecorded, false)}: no move recorded (paused by hand, or by an older shardql): ${moveCommands(kind, unrecorded, 'HOST').join(' and ')} ` +
+        'finishes a move; publishing the map without the pause resumes writes',
+    );
+  }
+  return lines;
+}
+
+/** The readable form of `topology show`, at time `now` (ms since the epoch: the age of a pause). */
+export function describeTopology(doc: TopologyDoc, now: number): string[] {
   const shardRanges = byHost(doc.shards.ranges);
   const modRanges = byHost(doc.modShard.ranges);
   const rows = [['HOST', 'PRIMARY', 'REPLICA', 'SHARDS', 'SHARD RANGES', 'MOD SHARDS']];
@@ -256,7 +284,9 @@ export function describeTopology(doc: TopologyDoc): string[] {
     `Shards: ${inRanges} in ranges, ${open} open to new users: ${spansText(doc.shards.open, false)}`,
     `Mod shards: ${doc.modShard.count} (md5(key) mod ${doc.modShard.count})`,
     `Paused shards (writes refused): ${spansText(doc.pausedShards ?? [])}`,
+    ...pauseLines(doc, 'shard', now),
     `Paused mod shards (writes refused): ${spansText(doc.pausedModShards ?? [])}`,
+    ...pauseLines(doc, 'modShard', now),
   ];
 }
 
@@ -280,7 +310,7 @@ const show: Command = {
     }
     if (current.topology === null) throw new CliError(`The topology at ${config.topologyKey} is not valid: ${current.problem}; \`shardql topology show --json\` prints it`);
     println(ctx.stdout, `Topology at ${etcdWhere(config)}, revision ${current.modRevision}`);
-    for (const line of describeTopology(current.topology.doc)) println(ctx.stdout, line);
+    for (const line of describeTopology(current.topology.doc, Date.now())) println(ctx.stdout, line);
     const gateways = await withEtcd(config, (etcd) => readGateways(etcd, config.topologyKey)).catch(() => null);
     if (gateways !== null) println(ctx.stdout, `Gateways: ${gatewaysText(gateways, current.modRevision ?? '0')}`);
     return 0;

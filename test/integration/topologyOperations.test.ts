@@ -4,6 +4,8 @@
  *   - a shard move called off because a gateway lags (a gateway process frozen with SIGSTOP);
  *   - a shard move called off because the copy differs (a row changed on the target between the
  *     copy and its verification);
+ *   - a shard move cut by etcd dying (SIGKILL) while it waits for the gateways: the pause stays, the
+ *     error and `topology show` say so and how to finish, and the same move run again finishes it;
  *   - an etcd watch cancelled by a real compaction: the gateway re-reads and watches again;
  *   - `topology promote --force` while the primary still answers: fenced, then switched over.
  */
@@ -29,6 +31,7 @@ import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { createUsers, ms, type LoadUser } from '../helpers/load.ts';
 import { TOPOLOGY_KEY, topologyEnv, type TopologyEnv } from '../helpers/topologyEnv.ts';
 import { cliArgv } from '../helpers/cli.ts';
+import { startService, stopService } from '../../src/stack/localStack.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let env: TopologyEnv;
@@ -91,29 +94,36 @@ async function pinTitle(user: LoadUser, id: string): Promise<unknown> {
   return r.body.data.pin?.title;
 }
 
-/** `shardql serve` in its own process against this stack: a real gateway that registers in etcd. */
-async function startGatewayProcess(): Promise<{ child: ChildProcess; id: string; log(): string }> {
+/** `shardql <args>` in its own process against this stack, its output collected as it comes. */
+function startCliProcess(...args: string[]): { child: ChildProcess; stdout(): string; stderr(): string; exited: Promise<number> } {
   const childEnv: Record<string, string | undefined> = { ...process.env, SHARDQL_STACK_DIR: env.dir, SHARDQL_PORT: '0' };
   for (const k of Object.keys(childEnv)) if (/^SHARDQL_(ETCD|MYSQL_|TOPOLOGY_KEY|REDIS|MEMCACHED|ENV)/.test(k)) delete childEnv[k];
-  const child = spawn(process.execPath, cliArgv('serve'), { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv(...args), { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   let stdout = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = new Promise<number>((resolveExit) => child.once('close', (code) => resolveExit(code ?? -1)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** `shardql serve` in its own process against this stack: a real gateway that registers in etcd. */
+async function startGatewayProcess(): Promise<{ child: ChildProcess; id: string; log(): string }> {
+  const { child, stdout, stderr } = startCliProcess('serve');
   const { modRevision } = await store().read();
   let id = '';
   await env.until(
     'the gateway process to register the map in force',
     async () => {
-      if (child.exitCode !== null) throw new Error(`the gateway process exited (${child.exitCode}): ${stderr}`);
+      if (child.exitCode !== null) throw new Error(`the gateway process exited (${child.exitCode}): ${stderr()}`);
       const mine = (await readGateways(env.etcd, TOPOLOGY_KEY)).find((g) => g.pid === child.pid);
       id = mine?.revision === modRevision ? mine.id : '';
       return id !== '';
     },
     30_000,
   );
-  return { child, id, log: () => `${stdout}${stderr}` };
+  return { child, id, log: () => `${stdout()}${stderr()}` };
 }
 
 describe('Topology move called off on the real stack', () => {
@@ -220,6 +230,104 @@ describe('Topology move called off on the real stack', () => {
     const pin = await createPin(span.user, 'after a differing copy');
     assert.equal(await pinTitle(span.user, pin), 'after a differing copy');
     console.log(`# move of shards ${span.from}–${span.to} whose copy was changed before verification: called off ("${error.message.slice(0, 110)}…")`);
+  });
+});
+
+describe('Topology move interrupted by etcd dying while it waits for the gateways', () => {
+  test('the command names the shards left paused and the command that finishes; `topology show` gives the pause its age and that command; the same move run again finishes it', async () => {
+    const span = spanWithUser('mysql001');
+    const label = `${span.from}–${span.to}`;
+    const command = `shardql topology move --shards ${span.from}-${span.to} --to mysql003`;
+    const lagging = await startGatewayProcess();
+    const startedAt = Date.now();
+    const running = startCliProcess('topology', 'move', '--shards', `${span.from}-${span.to}`, '--to', 'mysql003', '--gateway-timeout', '60000', '--yes');
+    let frozenAt = 0;
+    let pausedSeenAt = 0;
+    let move: { code: number; stdout: string; stderr: string };
+    try {
+      // Frozen once the move has printed its plan (it then creates the tables, and pauses after): the
+      // gateway never serves the pause, and is still registered (a 10 s lease) while the move waits for it.
+      await env.until('the move to print its plan', () => /^  6\. keep the source databases/m.test(running.stdout()), 30_000);
+      lagging.child.kill('SIGSTOP');
+      frozenAt = Date.now();
+      await env.until(
+        'the move to publish the pause',
+        async () => ((await store().read()).topology.doc.pausedShards ?? []).some((p) => p.from <= span.from && p.to >= span.to),
+        30_000,
+      );
+      pausedSeenAt = Date.now();
+      assert.ok(pausedSeenAt - frozenAt < 6000, `the pause was published ${pausedSeenAt - frozenAt} ms after the gateway froze, well within its lease`);
+      await stopService(env.dir, 'etcd', 'SIGKILL');
+      move = { code: await running.exited, stdout: running.stdout(), stderr: running.stderr() };
+    } finally {
+      await startService(env.dir, 'etcd');
+      lagging.child.kill('SIGCONT');
+    }
+
+    // The command: exit 1, one line naming what failed, the shards left paused, and how to finish.
+    assert.equal(move.code, 1, move.stdout);
+    const pausedAt = new RegExp(`^Paused writes to shards ${label} \\(revision (\\d+)\\)$`, 'm').exec(move.stdout);
+    assert.ok(pausedAt, move.stdout);
+    const escaped = command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    assert.match(
+      move.stderr,
+      new RegExp(
+        `^shardql topology move: Waiting for the gateways to serve the pause failed: .+\\. The move was called off, but lifting the pause failed \\(.+\\): ` +
+          `writes to shards ${label} stay paused \\(revision ${pausedAt[1]}; nothing is lost\\)\\. Run \`${escaped}\` again to finish the move: ` +
+          'it resumes from the pause \\(`shardql topology show` lists it\\); or publish the map without the pause to call the move off\n$',
+      ),
+    );
+
+    // The map: still paused, with the record of the move; the gateway refuses writes to those shards.
+    const left = await store().read();
+    assert.equal(left.modRevision, pausedAt[1], 'nothing was published after the pause');
+    const record = left.topology.doc.moves?.find((m) => m.kind === 'shard' && m.to === 'mysql003');
+    assert.deepEqual(record?.shards, [{ from: span.from, to: span.to }]);
+    const since = Date.parse(record!.since);
+    assert.ok(since >= startedAt && since <= pausedSeenAt, `the record says when the pause began (${record!.since})`);
+    await env.until('the gateway to serve the pause', () => env.gateway.topology().isPaused(span.from));
+    const refused = await env.gql(`mutation($b: ID!) { createPin(input: { boardId: $b, title: "while paused" }) { id } }`, { b: span.user.boardId }, span.user.token);
+    assert.equal(refused.body.errors?.[0]?.extensions?.code, 'WRITES_PAUSED', refused.text);
+
+    // `topology show`: the pause, its age, the move holding it and the command that finishes it.
+    const show = await env.cli(['topology', 'show']);
+    const shownAt = Date.now();
+    assert.equal(show.code, 0, show.stderr);
+    const line = new RegExp(
+      `^Paused shards \\(writes refused\\): ${label} \\(2\\)\\n  ${label}: paused (?:(\\d+) min )?(\\d+) s ago \\(since ${record!.since.replace(/\./g, '\\.')}\\) ` +
+        `by a move to mysql003 that has not finished; unless it is still running, finish it: ${escaped}$`,
+      'm',
+    ).exec(show.stdout);
+    assert.ok(line, show.stdout);
+    const age = Number(line[1] ?? 0) * 60 + Number(line[2]);
+    assert.ok(age >= 0 && age <= Math.ceil((shownAt - since) / 1000), `the age (${age} s) is the time since the pause began`);
+
+    // The thawed gateway catches up with the pause; then the same move, run again, finishes.
+    await env.until(
+      'every gateway to serve the pause',
+      async () => (await readGateways(env.etcd, TOPOLOGY_KEY)).every((g) => BigInt(g.revision) >= BigInt(pausedAt[1]!)),
+      30_000,
+    );
+    const again = await env.cli(['topology', 'move', '--shards', `${span.from}-${span.to}`, '--to', 'mysql003', '--yes']);
+    assert.equal(again.code, 0, `${again.stdout}\n${again.stderr}`);
+    assert.match(again.stdout, /2\. writes are already paused \(an interrupted move\): resume it/);
+    assert.match(again.stdout, new RegExp(`^Writes were already paused to shards ${label} \\(revision ${pausedAt[1]}\\)$`, 'm'));
+    assert.match(again.stdout, /^Moved 2 shards to mysql003: /m);
+    const done = await store().read();
+    assert.equal(done.topology.hostOfShard(span.from), 'mysql003');
+    assert.equal(done.topology.doc.pausedShards, undefined);
+    assert.equal(done.topology.doc.moves, undefined, 'the record went with the pause');
+    await env.until('the gateway to serve the flip', () => env.gateway.topology().hostOfShard(span.from) === 'mysql003' && !env.gateway.topology().isPaused(span.from));
+    const pin = await createPin(span.user, 'after the interrupted move');
+    assert.equal(await pinTitle(span.user, pin), 'after the interrupted move');
+    const shownAfter = await env.cli(['topology', 'show']);
+    assert.match(shownAfter.stdout, /^Paused shards \(writes refused\): none\nPaused mod shards \(writes refused\): none$/m);
+
+    const exited = new Promise((r) => lagging.child.once('exit', r));
+    lagging.child.kill('SIGTERM');
+    await exited;
+    await env.until('the stopped gateway to leave etcd', async () => !(await readGateways(env.etcd, TOPOLOGY_KEY)).some((g) => g.pid === lagging.child.pid));
+    console.log(`# move of shards ${label}, etcd killed while it waited for a frozen gateway: paused ${ms(pausedSeenAt - frozenAt)} after the freeze, exit 1 ("${move.stderr.slice(0, 100)}…"); shown paused ${age} s; run again: ${/Write pause: \d+ ms/.exec(again.stdout)?.[0]}`);
   });
 });
 

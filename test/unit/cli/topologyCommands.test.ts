@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gatewaysText, serversOutside } from '../../../src/cli/topologyCommands.ts';
+import { describeTopology, gatewaysText, serversOutside } from '../../../src/cli/topologyCommands.ts';
 import { evenLayout, type TopologyDoc } from '../../../src/core/topology.ts';
 
 describe('CLI: topology show, the gateways line', () => {
@@ -24,6 +24,44 @@ describe('CLI: topology show, the gateways line', () => {
     },
   ];
   for (const c of cases) test(c.name, () => assert.equal(gatewaysText(c.gateways, '15'), c.want));
+});
+
+describe('CLI: topology show, a pause left behind by a move', () => {
+  const hosts = { mysql001: { primary: { host: '10.0.0.1', port: 3306 } }, mysql002: { primary: { host: '10.0.0.2', port: 3306 } } };
+  const since = '2026-12-03T20:31:02.120Z';
+  const doc: TopologyDoc = {
+    ...evenLayout({ hosts, shards: 16, modShards: 8 }),
+    pausedShards: [
+      { from: 4, to: 5 },
+      { from: 12, to: 12 },
+    ],
+    pausedModShards: [{ from: 0, to: 1 }],
+    moves: [
+      { kind: 'shard', shards: [{ from: 4, to: 5 }], to: 'mysql002', since },
+      { kind: 'modShard', shards: [{ from: 0, to: 1 }], to: 'mysql002', since },
+    ],
+  };
+  const lines = describeTopology(doc, Date.parse(since) + 123_000);
+  test('each recorded move: its shards, its age, its target and the command that finishes it', () => {
+    assert.equal(
+      lines[lines.indexOf('Paused shards (writes refused): 4–5, 12 (3)') + 1],
+      `  4–5: paused 2 min 3 s ago (since ${since}) by a move to mysql002 that has not finished; unless it is still running, finish it: shardql topology move --shards 4-5 --to mysql002`,
+    );
+    assert.equal(
+      lines[lines.indexOf('Paused mod shards (writes refused): 0–1 (2)') + 1],
+      `  0–1: paused 2 min 3 s ago (since ${since}) by a move to mysql002 that has not finished; unless it is still running, finish it: shardql topology move --mod-shards 0-1 --to mysql002`,
+    );
+  });
+  test('a pause no move recorded says so', () => {
+    assert.equal(
+      lines[lines.indexOf('Paused shards (writes refused): 4–5, 12 (3)') + 2],
+      '  12: no move recorded (paused by hand, or by an older shardql): shardql topology move --shards 12 --to HOST finishes a move; publishing the map without the pause resumes writes',
+    );
+  });
+  test('no pause: one line each, nothing under it', () => {
+    const plain = describeTopology(evenLayout({ hosts, shards: 16, modShards: 8 }), 0);
+    assert.deepEqual(plain.slice(-2), ['Paused shards (writes refused): none', 'Paused mod shards (writes refused): none']);
+  });
 });
 
 describe('CLI: dev, the servers a published map names outside the stack', () => {
