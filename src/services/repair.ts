@@ -110,7 +110,7 @@ const MIRRORS: ReadonlyMap<MappingTable, MappingTable> = new Map(
  *     convergent step the writes use, so a write racing with reconcile is not undone);
  *   - edges of lists an `@ref(onDelete: UNLINK)` writes (an original's repins): present exactly
  *     for active objects naming an active object;
- *   - every count equals its rows.
+ *   - every count equals its rows: each list on these shards, and each list a fix wrote elsewhere.
  * Every rule reads the declared model (core/listings.ts), never a table's name. Reads the truth
  * from the primaries (never a cache), shard by shard; fixes go through the same idempotent steps
  * as writes, and invalidate what they change.
@@ -127,8 +127,23 @@ export async function reconcile(
     opts.log?.(`${kind}: ${text} (shard ${shard})`);
   };
   const scan = new ShardScan(storage.router);
+  /** Sets a list's count to its rows; a count that differed is a fix. */
+  const recount = async (table: MappingTable, id: bigint): Promise<void> => {
+    const m = await scan.recount(shardOf(id), table, id, ctx);
+    if (m.actual === m.counted) return;
+    await storage.mappings.invalidate([listCacheKey(table, id)], ctx);
+    note('count', shardOf(id), `set ${table} count of ${id} to ${m.actual} (was ${m.counted})`);
+  };
 
   for (const shard of shards) {
+    // A step writes with the writes' own count arithmetic (+1 for a row it adds), right only on a
+    // count that was right. A list it writes on another shard is recounted at once: that shard's
+    // count pass may be outside `shards`, or over already (this shard's comes after its fixes).
+    const fix = async (step: IntentStep): Promise<void> => {
+      await runStep(storage, step, ctx);
+      for (const l of listsWrittenBy(step)) if (shardOf(l.from) !== shard) await recount(l.table, l.from);
+    };
+
     // Writes whose writer is gone first: finishing them settles much of what follows.
     for (const intent of await storage.intents.pending([shard], opts.intentAgeMs ?? 60_000, 10_000, ctx)) {
       if (await completeIntent(storage, shard, intent.id, ctx, { jobs: opts.jobs })) note('intent', shard, `completed ${intent.kind} intent ${intent.id} (${intent.steps.length} steps)`);
@@ -188,7 +203,7 @@ export async function reconcile(
         if (have.has(`${a.from}:${a.to}`)) continue;
         // The convergent step the writes use: it adds under the object's lock, so a delete racing
         // with reconcile is not undone (and an owner deleted meanwhile takes the object with it).
-        await runStep(storage, a.step, ctx);
+        await fix(a.step);
         note('unlisted', shard, `${a.o.type} ${a.to} was missing from ${table} of ${a.from}: put back`);
       }
     }
@@ -219,7 +234,7 @@ export async function reconcile(
         const ok = alive(e.to);
         const seq = mirrored.get(`${e.to}:${e.from}`);
         if (ok && seq === e.sequence) continue;
-        await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.from), to: formatId(e.to) }, ctx);
+        await fix({ kind: 'syncReverse', table: forward, from: formatId(e.from), to: formatId(e.to) });
         const what = !ok
           ? `removed ${forward}(${e.from} → ${e.to}) and its reverse: the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`
           : seq === undefined
@@ -234,7 +249,7 @@ export async function reconcile(
       for (const e of rev) {
         const ok = alive(e.to);
         if (ok && backed.has(`${e.to}:${e.from}`)) continue;
-        await runStep(storage, { kind: 'syncReverse', table: forward, from: formatId(e.to), to: formatId(e.from) }, ctx);
+        await fix({ kind: 'syncReverse', table: forward, from: formatId(e.to), to: formatId(e.from) });
         note(ok ? 'reverse' : 'dangling', shard, ok ? `removed ${reverse}(${e.from} → ${e.to}): no ${forward} edge backs it` : `removed ${reverse}(${e.from} → ${e.to}): the object is ${stateOf(e.to) ? 'deleted' : 'missing'}`);
       }
     }
@@ -245,7 +260,7 @@ export async function reconcile(
       for (const e of tables.get(l.table)!) {
         const r = stateOf(e.to);
         if (r?.active && r.type === l.type && r.refs[l.field] === e.from && alive(e.from)) continue;
-        await runStep(storage, listingStep(l, e.from, e.to), ctx);
+        await fix(listingStep(l, e.from, e.to));
         note('repin', shard, `removed ${l.table}(${e.from} → ${e.to}): the ${l.type} or its ${l.field} is gone`);
       }
       const linked = [...objects].filter(([, o]) => o.type === l.type && o.active && o.refs[l.field] !== undefined);
@@ -257,18 +272,14 @@ export async function reconcile(
       const have = await storage.mappings.existing(l.table, want, ctx);
       for (const e of want) {
         if (have.has(`${e.from}:${e.to}`)) continue;
-        await runStep(storage, listingStep(l, e.from, e.to), ctx);
+        await fix(listingStep(l, e.from, e.to));
         note('repin', shard, `added ${l.table}(${e.from} → ${e.to}) for the ${l.type}`);
       }
     }
 
     // Counts equal to rows, for every list on this shard.
     for (const table of MAPPING_TABLES) {
-      for (const m of await scan.countMismatches(shard, table, ctx)) {
-        await scan.recount(shard, table, m.id, ctx);
-        await storage.mappings.invalidate([listCacheKey(table, m.id)], ctx);
-        note('count', shard, `set ${table} count of ${m.id} to ${m.actual} (was ${m.counted})`);
-      }
+      for (const m of await scan.countMismatches(shard, table, ctx)) await recount(table, m.id);
     }
   }
   const byKind = Object.fromEntries(FIX_KINDS.map((k) => [k, fixes.filter((f) => f.kind === k).length])) as Record<FixKind, number>;
@@ -276,6 +287,15 @@ export async function reconcile(
 }
 
 type Edge = { from: bigint; to: bigint; sequence: number };
+
+/** The lists a relation's or a listing's step writes: `syncReverse` both sides, `syncListing` the listing's. */
+function listsWrittenBy(step: IntentStep): { table: MappingTable; from: bigint }[] {
+  if (step.kind === 'syncReverse') {
+    const table = step.table as MappingTable;
+    return [{ table, from: BigInt(step.from) }, { table: reverseOf(table)!, from: BigInt(step.to) }];
+  }
+  return step.kind === 'syncListing' ? [{ table: step.table as MappingTable, from: BigInt(step.from) }] : [];
+}
 
 /** The objects an object's `@ref(onDelete: DELETE)` refs name (board → owner; pin → board, pinner; comment → pin, author). */
 function parentRefs(o: ObjectState): bigint[] {

@@ -100,14 +100,23 @@ export class ShardScan {
     return rows.map((r) => ({ id: BigInt(r.id as string), actual: Number(r.actual), counted: Number(r.counted) }));
   }
 
-  /** Sets one list's count to its number of rows, counting under the rows' locks. */
-  async recount(shard: number, table: MappingTable, id: bigint, ctx: OpContext = {}): Promise<void> {
+  /**
+   * Sets one list's count to its number of rows, counting under the rows' locks and the count's.
+   * Returns both as they were: `{ actual: 3, counted: 4 }` set 4 to 3; equal ones changed nothing.
+   */
+  async recount(shard: number, table: MappingTable, id: bigint, ctx: OpContext = {}): Promise<{ actual: number; counted: number }> {
     const db = shardDatabase(shard);
-    await this.#router.transaction(
+    return this.#router.transaction(
       shard,
       async (tx) => {
-        const rows = await tx.query(`SELECT COUNT(*) AS n FROM ${db}.${table} WHERE from_id = ? LOCK IN SHARE MODE`, [id]);
-        await tx.execute(`INSERT INTO ${db}.counts (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n)`, [id, table, Number(rows[0]?.n ?? 0)]);
+        // The rows first, as a write takes them (its edge, then its count): no lock order to deadlock on.
+        const [rows] = await tx.query(`SELECT COUNT(*) AS n FROM ${db}.${table} WHERE from_id = ? LOCK IN SHARE MODE`, [id]);
+        const [counted] = await tx.query(`SELECT n FROM ${db}.counts WHERE id = ? AND kind = ? FOR UPDATE`, [id, table]);
+        const out = { actual: Number(rows?.n ?? 0), counted: Number(counted?.n ?? 0) };
+        if (out.actual !== out.counted) {
+          await tx.execute(`INSERT INTO ${db}.counts (id, kind, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n)`, [id, table, out.actual]);
+        }
+        return out;
       },
       ctx,
     );

@@ -226,6 +226,49 @@ describe('Reconcile finds exactly the corruption injected, fixes it, and then fi
     assert.deepEqual(await authored(author.id), { rows: [], count: 0 });
     assert.deepEqual((await reconcile(env.storage, shards)).fixes, []);
   });
+
+  // Issue 42 item 4: a row deleted by SQL alone leaves its count one high. Reconcile of the other
+  // side's shards puts the row back with the step the writes use, which adds 1 to that count; the
+  // list's own shard is not among those checked, so its count pass never ran. Every list a fix
+  // writes on a shard must end with its count equal to its rows, whatever the subset.
+  test('a row put back by reconcile of the other side\'s shards only leaves its count equal to its list (a like, a comment in its author\'s list, a repin)', async () => {
+    // The lists on two shards (the pin's, the author's); the sides naming their rows on others.
+    const pin = await pinOf(await user());
+    const author = await userAwayFrom([shardOf(pin.id)]);
+    const lists = [shardOf(pin.id), shardOf(author.id)];
+    const fan = await userAwayFrom(lists);
+    await writes.likePin(fan.id, pin.id);
+    const comment = await writes.createComment(author.id, (await pinOf(await userAwayFrom(lists))).id, 'listed, then its row lost');
+    const repinner = await userAwayFrom(lists);
+    const repin = await writes.repin(repinner.id, pin.id, (await boardOf(repinner)).id);
+    await writes.settled();
+    // The rows only, by SQL: each list's count still counts its lost row.
+    const lost: [MappingTable, bigint, bigint][] = [
+      ['pin_liked_by_users', pin.id, fan.id],
+      ['user_wrote_comments', author.id, comment.id],
+      ['pin_repinned_as_pins', pin.id, repin.id],
+    ];
+    for (const [table, from, to] of lost) {
+      await sql(shardOf(from), `DELETE FROM $db.${table} WHERE from_id = ? AND to_id = ?`, [from, to]);
+      assert.deepEqual(await listOf(table, from), { rows: [], count: 1 }, `${table}: the row is gone, its count is not`);
+    }
+    // Each side that names the lost row, reconciled alone: the lists' own shards are not checked.
+    const subset = [...new Set([shardOf(fan.id), shardOf(comment.id), shardOf(repin.id)])];
+    assert.ok(lists.every((s) => !subset.includes(s)), 'the lists live on shards outside the subset');
+    const r = await reconcile(env.storage, subset);
+    for (const [table, from, to] of lost) {
+      assert.deepEqual(await listOf(table, from), { rows: [to], count: 1 }, `${table}: the row is back and counted once`);
+      // What a client reads (through the caches): the count, and the list, agree.
+      assert.equal((await env.storage.mappings.counts([{ id: from, kind: table }])).get(`${from}:${table}`), 1, `${table}: the count read`);
+    }
+    const key = (f: { kind: string; shard: number }): string => `${f.kind}@${f.shard}`;
+    assert.deepEqual(
+      r.fixes.map(key).sort(),
+      [`reverse@${shardOf(fan.id)}`, `unlisted@${shardOf(comment.id)}`, `repin@${shardOf(repin.id)}`, `count@${shardOf(pin.id)}`, `count@${shardOf(author.id)}`, `count@${shardOf(pin.id)}`].sort(),
+      r.fixes.map((f) => `${key(f)} ${f.text}`).join('\n'),
+    );
+    assert.deepEqual((await reconcile(env.storage, allShards(env.topology))).fixes.map((f) => `${key(f)} ${f.text}`), [], 'a full reconcile finds nothing left');
+  });
 });
 
 /** Rows on a shard's primary. */
