@@ -24,6 +24,7 @@ import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { startService, stopService } from '../../src/stack/localStack.ts';
+import { shardOf } from '../../src/core/ids.ts';
 
 const PREFIX = 'shardql-test-jobs';
 const TOPOLOGY_KEY = '/shardql-test/jobs/topology';
@@ -116,10 +117,13 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
       },
     });
     const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+    // On two hosts: on one, both sides commit in one transaction, and there would be no reverse edge to add.
     const a = await writes.createUser({ username: 'jobs_a' });
-    const b = await writes.createUser({ username: 'jobs_b' });
+    let b = await writes.createUser({ username: 'jobs_b0' });
+    for (let i = 1; env.topology.hostOfShard(shardOf(b.id)) === env.topology.hostOfShard(shardOf(a.id)); i++) b = await writes.createUser({ username: `jobs_b${i}` });
     await assert.rejects(crash.followUser(a.id, b.id), /injected crash/);
     assert.equal((await env.storage.intents.pending(allShards(env.topology), 0, 10)).length, 1);
+    assert.equal((await env.storage.mappings.existing('user_followed_by_users', [{ from: b.id, to: a.id }])).size, 0, 'no reverse edge yet');
 
     // Reconcile: a plan, then one job per 4 shards; together they add the missing reverse edge.
     const plan = await queue.enqueue('sweep.reconcile', { shardsPerJob: 4 });
