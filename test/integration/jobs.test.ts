@@ -23,7 +23,7 @@ const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTERE
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
-import { startService, stopService } from '../../src/stack/localStack.ts';
+import { stackStatus, startService, stopService } from '../../src/stack/localStack.ts';
 import { shardOf } from '../../src/core/ids.ts';
 
 const PREFIX = 'shardql-test-jobs';
@@ -337,5 +337,75 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
     assert.ok(plans.length >= 1 && plans.every((j) => (j.returnvalue as { shards: number }).shards === 16), `sweep plans: ${JSON.stringify(plans.map((j) => j.returnvalue))}`);
     await stopWorker(w);
     assert.equal(await queue.queue('sweeps').removeJobScheduler('sweep.events'), true);
+  });
+
+  // Issue 42 item 10: a repair run cut by a frozen primary was kept as failed after its one run
+  // (`run 1/1: Shards 8, …, 15 are unavailable`), every run and one enqueued by hand alike.
+  test('a repair sweep run during a frozen primary (SIGSTOP) is retried with the sweeps\' backoff (4 runs from 5 s) and completes once the primary is back', async () => {
+    await workers.stopAll();
+    // A follow interrupted after its first transaction, its intent on a shard of the host to freeze.
+    const writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+    const crash = new ProductWrites({
+      storage: env.storage,
+      topology: () => env.topology,
+      faults: (point) => {
+        if (point === 'after-first-commit') throw new Error('injected crash');
+      },
+    });
+    const frozenHost = env.topology.hostOfShard(15)!;
+    let a = await writes.createUser({ username: 'frozen_a0' });
+    for (let i = 1; env.topology.hostOfShard(shardOf(a.id)) !== frozenHost; i++) a = await writes.createUser({ username: `frozen_a${i}` });
+    const b = await writes.createUser({ username: 'frozen_b' });
+    await assert.rejects(crash.followUser(a.id, b.id), /injected crash/);
+    const frozenShards = env.topology.shardsByHost().get(frozenHost)!;
+    assert.equal((await env.storage.intents.pending(frozenShards, 0, 10)).length, 1, 'the intent is on the host to freeze');
+
+    // By hand: a repair job carries the sweeps' retry policy.
+    const byHand = await queue.enqueue('sweep.repair', { minAgeMs: 60_000 });
+    const job = (await jobOf('sweeps', byHand.id))!;
+    assert.deepEqual([job.opts.attempts, job.opts.backoff], [4, { type: 'exponential', delay: 5000 }]);
+    await job.remove();
+
+    // On the schedule: a new schedule runs at once, with the primary of the intent's shard frozen.
+    await queue.queue('sweeps').removeJobScheduler('sweep.repair');
+    const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === `${frozenHost}-primary`)?.pid;
+    assert.ok(pid, `${frozenHost}-primary runs`);
+    let w: WorkerProcess;
+    const failures = (): Record<string, unknown>[] => w.logs.filter((l) => l.kind === 'sweep.repair' && (l.event === 'job_retry' || l.event === 'job_failed'));
+    process.kill(pid, 'SIGSTOP');
+    const frozenAt = Date.now();
+    try {
+      w = await worker({ SHARDQL_REPAIR_EVERY_MS: '600000' });
+      // Two runs fail while it is frozen (each cut by its statement or connect timeout), and wait
+      // their backoff; a run kept as failed instead ends the wait at once.
+      await eventually('two failed runs of the scheduled repair', async () => (failures().length >= 2 || failures().some((l) => l.event === 'job_failed') ? true : undefined), 40_000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    console.log(`# ${frozenHost}-primary frozen ${Date.now() - frozenAt} ms`);
+    const failed = failures();
+    assert.deepEqual(failed.map((l) => [l.event, l.attempt]), [['job_retry', 1], ['job_retry', 2]], 'two runs failed and were each retried, none kept as failed');
+    const id = String(failed[0]!.id);
+    assert.match(id, /^repeat:sweep\.repair:/);
+    assert.equal(failed[1]!.id, id, 'the same job, run again');
+    for (const l of failed) assert.equal(l.error, `Shards ${frozenShards.join(', ')} are unavailable; retry later`);
+
+    // The third run, after a backoff of ≥ 10 s, finds the primary back and completes the follow.
+    const done = await jobIn('sweeps', id, 'completed', 30_000);
+    assert.equal(done.attemptsMade, 3);
+    assert.deepEqual(done.returnvalue, { completed: 1, failed: 0 });
+    const at = failed.map((l) => Date.parse(String(l.time)));
+    console.log(`# repair runs failed at +0 and +${at[1]! - at[0]!} ms, completed at +${done.finishedOn! - at[0]!} ms`);
+    assert.ok(at[1]! - at[0]! >= 5000, `second run ≥ 5 s after the first failed, got ${at[1]! - at[0]!} ms`);
+    assert.ok(done.finishedOn! - at[1]! >= 10_000, `third run ≥ 10 s after the second failed, got ${done.finishedOn! - at[1]!} ms`);
+    assert.equal((await env.storage.intents.pending(frozenShards, 0, 10)).length, 0);
+    assert.equal((await env.storage.mappings.existing('user_followed_by_users', [{ from: b.id, to: a.id }])).size, 1, 'the reverse edge is there');
+
+    // `shardql jobs` keeps no failure of it.
+    const cli = await runCli(workerEnv(), ['jobs', '--json']);
+    assert.equal(cli.code, 0, cli.stderr);
+    const sweeps = (JSON.parse(cli.stdout) as { queues: QueueStats[] }).queues.find((q) => q.queue === 'sweeps')!;
+    assert.deepEqual([sweeps.failed, sweeps.latestFailures], [0, []]);
+    await stopWorker(w!);
   });
 });

@@ -16,8 +16,8 @@ export const repairPass = defineJob<RepairPayload>({
   summary: 'complete multi-shard writes interrupted after their first transaction (the intent log)',
   encode: (p) => ({ minAgeMs: p.minAgeMs }),
   decode: (data) => ({ minAgeMs: intField(objectOf(data, 'sweep.repair'), 'minAgeMs', 0, 86_400_000, REPAIR_MIN_AGE_MS) }),
-  // Steps are idempotent; a pass that fails is simply the next pass's work.
-  attempts: 1,
+  // The sweeps' retry policy (4 runs, backoff from 5 s): a pass cut by a host that is down or frozen
+  // for a while runs again once it is back, rather than being kept as failed.
   async handle(p, ctx) {
     const report = await repairIntents(ctx.storage, ctx.topology(), { minAgeMs: p.minAgeMs, jobs: ctx.jobs, log: (line) => ctx.log('repair', { line }) });
     return { completed: report.completed, failed: report.failed };
