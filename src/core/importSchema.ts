@@ -8,6 +8,7 @@
  * "Importing an unsharded database").
  */
 import { createHash } from 'node:crypto';
+import { fitToColumn, LOOKUP_NAMESPACE_WIDTH } from './columnWidths.ts';
 import type { ImportSpec, TableRoles } from './importSpec.ts';
 import { normalizeLookupKey } from './modShard.ts';
 import { REF_FIELDS } from './objectRefs.ts';
@@ -180,9 +181,12 @@ export function resolveSchema(parsed: ParsedConfig, columnsOf: (table: string) =
 /** A source label: names one source in the shards' ID map, the mod-shard lookups and the run ledger. */
 export const SOURCE_LABEL = /^[a-z0-9][a-z0-9_.-]{0,47}$/;
 
-/** The mod-shard lookup namespace of imported objects of one type: `import:pin`. */
+/**
+ * The mod-shard lookup namespace of imported objects of one type: `import:pin`; a type key too long
+ * for the column is fitted to it (core/columnWidths.ts), so every type the model allows imports.
+ */
 export function importNamespace(type: string): string {
-  return `import:${type}`;
+  return fitToColumn(`import:${type}`, LOOKUP_NAMESPACE_WIDTH);
 }
 
 /** The mod-shard lookup key of one source object: `<label>:<old id>` (`shop:42`). */

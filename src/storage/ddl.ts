@@ -1,5 +1,6 @@
 import { servedModel } from '../core/model/served.ts';
 import type { ModelData } from '../core/model/model.ts';
+import { INTENT_KIND_WIDTH, LOOKUP_NAMESPACE_WIDTH } from '../core/columnWidths.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 
 /**
@@ -44,10 +45,11 @@ export const COUNTS_DDL = `CREATE TABLE IF NOT EXISTS counts (
  * The intent log of multi-shard writes: the first local transaction of such a write records the
  * steps that remain (JSON), in the same commit as its own changes; the row is deleted when every
  * step is done. A row left behind is a write interrupted midway, which the repair pass completes.
+ * `kind` names the write for logs, fitted to its width (core/columnWidths.ts).
  */
 export const INTENTS_DDL = `CREATE TABLE IF NOT EXISTS intents (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
-  kind VARCHAR(32) NOT NULL,
+  kind VARCHAR(${INTENT_KIND_WIDTH}) NOT NULL,
   steps JSON NOT NULL,
   attempts INT NOT NULL DEFAULT 0,
   created_at BIGINT NOT NULL,
@@ -92,7 +94,7 @@ export const EVENTS_DDL = `CREATE TABLE IF NOT EXISTS events (
 
 /** Mod-shard lookups: a non-ID key (username, email) → an object ID; the primary key makes it unique. */
 export const LOOKUPS_DDL = `CREATE TABLE IF NOT EXISTS lookups (
-  namespace VARCHAR(32) NOT NULL,
+  namespace VARCHAR(${LOOKUP_NAMESPACE_WIDTH}) NOT NULL,
   lookup_key VARCHAR(255) NOT NULL,
   id BIGINT UNSIGNED NOT NULL,
   created_at BIGINT NOT NULL,

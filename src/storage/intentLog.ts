@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { fitToColumn, INTENT_KIND_WIDTH } from '../core/columnWidths.ts';
 import { typeOf } from '../core/ids.ts';
 import { listingBetween } from '../core/listings.ts';
 import { shardDatabase } from '../core/topology.ts';
@@ -81,6 +82,7 @@ export function decodeSteps(json: string): IntentStep[] {
 export interface PendingIntent {
   readonly shard: number;
   readonly id: bigint;
+  /** The write's name as recorded: fitted to the column (`cascade:<a long table>` ends `~<hash>`). */
   readonly kind: string;
   readonly steps: IntentStep[];
   readonly createdAt: number;
@@ -115,7 +117,7 @@ export class IntentLog {
 
   /** Records an intent in the caller's transaction; `before`: statements sent in the same round trip, ahead of it. */
   async recordInTx(tx: Tx, shard: number, kind: string, steps: readonly IntentStep[], before: readonly Statement[] = []): Promise<bigint> {
-    const insert = { sql: `INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [kind, JSON.stringify(steps), this.#now()] };
+    const insert = { sql: `INSERT INTO ${shardDatabase(shard)}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [fitToColumn(kind, INTENT_KIND_WIDTH), JSON.stringify(steps), this.#now()] };
     if (before.length === 0) {
       const res = await tx.execute(insert.sql, insert.values);
       return BigInt(res.insertId);
@@ -155,7 +157,7 @@ export class IntentLog {
     const db = shardDatabase(shard);
     return {
       statements: [
-        { sql: `INSERT INTO ${db}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [kind, JSON.stringify(steps), now] },
+        { sql: `INSERT INTO ${db}.intents (kind, steps, created_at) VALUES (?, ?, ?)`, values: [fitToColumn(kind, INTENT_KIND_WIDTH), JSON.stringify(steps), now] },
         // LAST_INSERT_ID(): the intent just inserted, by the statement before this one on this connection.
         ...(idempotency
           ? [

@@ -13,6 +13,7 @@
  */
 import { Kind, Source, getLocation, parse, specifiedDirectives, visit, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
 import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
+import { LOOKUP_NAMESPACE_WIDTH } from '../columnWidths.ts';
 
 /** One file of a model's SDL; `name` is its path as people see it (relative to the project). */
 export interface ModelFile {
@@ -35,8 +36,8 @@ export function problemText(p: ModelProblem): string {
 }
 
 /** The declaration is wrong; `problems` lists every mistake found, one a line, sorted by file and line. */
-/** A `@stored(unique:)` namespace: a mod-shard lookup namespace (VARCHAR(32)) that also names a code. */
-const UNIQUE_NAMESPACE = /^[a-z][a-z0-9_]{0,31}$/;
+/** A `@stored(unique:)` namespace: a mod-shard lookup namespace (its column's width) that also names a code. */
+const UNIQUE_NAMESPACE = new RegExp(`^[a-z][a-z0-9_]{0,${LOOKUP_NAMESPACE_WIDTH - 1}}$`);
 
 export class ModelError extends Error {
   readonly problems: readonly string[];
@@ -362,10 +363,10 @@ function readObject(
         const maxLength = a.int('maxLength');
         if (maxLength !== null && maxLength < 1) problems.at(a.at('maxLength'), `${a.where}: maxLength is ${maxLength}, expected 1 or more`);
         const unique = a.string('unique');
-        // A namespace is a key of the mod shard's lookups (VARCHAR(32)) and names its refusal's code
+        // A namespace is a key of the mod shard's lookups (core/columnWidths.ts) and names its refusal's code
         // (<NAMESPACE>_TAKEN); `import:<type>` namespaces are the importer's own.
         if (unique !== null && !UNIQUE_NAMESPACE.test(unique)) {
-          problems.at(a.at('unique'), `${a.where}: unique namespace '${unique}' is no namespace, expected 1 to 32 lowercase letters, digits or underscores, starting with a letter (such as handle)`);
+          problems.at(a.at('unique'), `${a.where}: unique namespace '${unique}' is no namespace, expected 1 to ${LOOKUP_NAMESPACE_WIDTH} lowercase letters, digits or underscores, starting with a letter (such as handle)`);
         }
         stored.push({
           field,
