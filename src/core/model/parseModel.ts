@@ -98,10 +98,17 @@ class Problems {
   }
 }
 
-/** `schema/schema.graphql:94`: where a node is, for data that outlives the parse (ObjectDef.declaredAt). */
+/**
+ * `schema/schema.graphql:94`: where a node is, for data that outlives the parse (ObjectDef.declaredAt).
+ * A described node's text starts at its description; it is declared on the line of its first token
+ * after it (`type Playlist …`), the line a reader looks for.
+ */
 function lineOf(node: ASTNode): string {
   const loc = node.loc;
-  return loc === undefined ? INLINE_SDL : `${loc.source.name}:${getLocation(loc.source, loc.start).line}`;
+  if (loc === undefined) return INLINE_SDL;
+  const description = 'description' in node ? node.description?.loc : undefined;
+  const start = description?.endToken.next ?? loc.startToken;
+  return `${loc.source.name}:${start.line}`;
 }
 
 function directiveNode(node: { readonly directives?: readonly ConstDirectiveNode[] | undefined }, name: string): ConstDirectiveNode | undefined {

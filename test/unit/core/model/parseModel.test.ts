@@ -390,6 +390,15 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
     });
   }
 
+  test("a type number used twice names the first type's `type` line, not its description's", () => {
+    const described = GRAPH.replace('type Member @object', '"""\nA member:\nwrites notes.\n"""\ntype Member @object').replace('typeNumber: 8, table: "folders"', 'typeNumber: 7, table: "folders"');
+    const line = at(described, 'type Member @object').split(':').slice(0, 2).join(':');
+    const expected = `${at(described, '7, table: "folders"')}: Folder: type number 7 is already Member's (${line}), expected a number no other type has (a type number is never reused)`;
+    const found = problems(described);
+    assert.ok(found.includes(expected), `expected the problem\n  ${expected}\ngot:\n  ${found.join('\n  ')}`);
+    assert.equal(model(GRAPH.replace('type Member @object', '"A member."\ntype Member @object')).objects[0]!.declaredAt, `${FILE}:12`, 'declaredAt is the type line');
+  });
+
   describe("a list of an owned object, written by its owner's @relate (a collection's pins)", () => {
     const owned = GRAPH.replace(
       '  moveNote(',
