@@ -5,7 +5,8 @@
  * tools read it (src/graphql/clientSchema.ts). Unit tests (test/unit/core/model/declared.test.ts,
  * test/unit/graphql/clientSchema.test.ts) fail while either is stale.
  * `npm run model -- examples/qa`: checks another model's directory (the vocabulary is added) and
- * writes nothing. A wrong declaration is refused with each problem's file, line and column (exit 1).
+ * writes nothing. A wrong declaration is refused with each problem's file, line and column (exit 1),
+ * and so is a field with no model directive that none of this build's products resolves.
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,6 +21,13 @@ const dir = process.argv[2] ?? 'schema';
 const served = resolve(root, dir) === join(root, 'schema');
 try {
   const model = parseModel(readModelFiles(dir, root));
+  // A field only a product answers must be one this build's products resolve, as `serve` requires.
+  // Imported here: the products read the served model (schema/) as they load.
+  const { PRODUCTS } = await import('../src/product/served.ts');
+  const { attach, unresolvedFields } = await import('../src/product/product.ts');
+  const { loadTypeDefs } = await import('../src/graphql/schema.ts');
+  const unresolved = unresolvedFields(model, attach(PRODUCTS, model, loadTypeDefs(resolve(root, dir))).attached);
+  if (unresolved.length > 0) throw new ModelError(unresolved);
   const summary = `${model.objects.length} object types, ${model.relations.length} relations, ${model.mutations.length} mutations`;
   if (served) {
     writeFileSync(join(root, DECLARED_MODULE), renderDeclared(model));

@@ -31,6 +31,7 @@ import { topologyCommands } from './cli/topologyCommands.ts';
 import { topologyOpsCommands } from './cli/topologyOpsCommands.ts';
 import { workerCommands } from './cli/workerCommands.ts';
 import { StackError } from './stack/errors.ts';
+import { ModelError } from './core/model/parseModel.ts';
 import { PROJECT_ROOT } from './core/projectRoot.ts';
 
 const COMMANDS: readonly Command[] = [...stackCommands, ...topologyCommands, ...topologyOpsCommands, ...dataCommands, ...importCommands, ...repairCommands, ...schemaCommands, ...serverCommands, ...workerCommands];
@@ -99,6 +100,11 @@ async function main(argv: readonly string[], ctx: CliContext): Promise<number> {
     return (await cmd.run(args, ctx)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) return usageError(ctx, cmd, err.message);
+    // Every problem of a refused model, one a line with its file:line:column (as at start).
+    if (err instanceof ModelError) {
+      ctx.stderr.write(`shardql ${cmd.name}: ${err.message}\n`);
+      return 1;
+    }
     if (ctx.env.SHARDQL_DEBUG === '1') {
       ctx.stderr.write(`shardql ${cmd.name}: ${inspect(err, { depth: 6 })}\n`);
       return 1;

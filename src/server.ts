@@ -96,6 +96,9 @@ export const SAMPLE_QUERY = sampleQuery(servedModel());
  * (admission and readiness in http/, the repair scheduler in services/, the drain in http/drain.ts).
  */
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<RunningGateway> {
+  // Products attach by the names they need; a model field none of them resolves is refused here,
+  // before anything connects (ModelError, each field with its file:line:column).
+  const products = servedProducts();
   const development = config.env === 'development';
   const log: Log =
     opts.log && opts.log.length > 1
@@ -188,8 +191,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   for (const p of unpatchedDependencies()) {
     log('dependency_unpatched', { package: p.package, effect: p.effect, fix: 'node scripts/patch-deps.mjs (npm runs it after install)' }, 'warn');
   }
-  // Products attach by the names they need: those the served model lacks are left out, and said so.
-  const products = servedProducts();
+  // Products the served model lacks names for are left out, and said so.
   log('products', { attached: products.attached.map((p) => p.name), notAttached: products.refused.map((r) => ({ product: r.product, missing: r.missing })), feed: feed?.field ?? null });
   const { apollo, fastLane } = createApolloServer({
     resolvers: servedResolvers(),

@@ -12,6 +12,7 @@ import type { ImportNames } from '../core/importSpec.ts';
 import { resolveFeed, type Feed, type FeedSpec } from '../core/feedSpec.ts';
 import { eventSpecProblems, type EventSpec } from '../core/events.ts';
 import type { ModelData } from '../core/model/model.ts';
+import type { ModelProblem } from '../core/model/parseModel.ts';
 import type { ResolverMap } from '../graphql/resolvers.ts';
 import type { DeclaredWrites, WritesDeps } from '../services/writes.ts';
 
@@ -80,6 +81,26 @@ function missingEventNeeds(spec: EventSpec, model: ModelData): string[] {
     else if (edge.from === 'user' && relation.from !== model.viewer) missing.push(`relation ${edge.table} from ${model.viewer} (event kind ${name}), got from ${relation.from}`);
   }
   return missing;
+}
+
+/**
+ * The fields of `model` that only a product answers (no model directive: `User.activity`) and none
+ * of `attached` resolves, as problems where each is declared: served, every read of one would fail.
+ *
+ *   unresolvedFields(model, [])   // [{ file: 'music/schema.graphql', line: 12, column: 3, message: 'Track.playCount has no model directive …' }]
+ */
+export function unresolvedFields(model: ModelData, attached: readonly Product[]): ModelProblem[] {
+  const products = attached.length > 0 ? `the attached products (${attached.map((p) => p.name).join(', ')}) resolve none of it` : 'no product is attached';
+  return model.objects.flatMap((o) =>
+    o.productFields
+      .filter((f) => !attached.some((p) => p.resolvers[o.name]?.[f.field] !== undefined))
+      .map((f) => ({
+        file: f.file,
+        line: f.line,
+        column: f.column,
+        message: `${o.name}.${f.field} has no model directive and ${products}, expected @stored, @ref, @relation, @count or @viewerEdge, or a field a product resolves`,
+      })),
+  );
 }
 
 /** The products that attach to `model` (every need met), and why the others do not. */

@@ -5,11 +5,12 @@
 import { deriveImportSpec, type ImportSpec } from '../core/importSpec.ts';
 import type { EventSpec } from '../core/events.ts';
 import { servedModel } from '../core/model/served.ts';
+import { ModelError } from '../core/model/parseModel.ts';
 import { loadTypeDefs } from '../graphql/schema.ts';
 import { declaredResolvers, mergeResolvers, type ResolverMap } from '../graphql/resolvers.ts';
 import { DeclaredWrites, type WritesDeps } from '../services/writes.ts';
 import type { Feed } from '../core/feedSpec.ts';
-import { attach, attachedFeed, type Attachment } from './product.ts';
+import { attach, attachedFeed, unresolvedFields, type Attachment } from './product.ts';
 import { pinterest } from './pinterest/index.ts';
 
 /** Every product of this build, tried against the served model in this order. */
@@ -17,9 +18,17 @@ export const PRODUCTS = [pinterest] as const;
 
 let attachment: Attachment | undefined;
 
-/** Which products attach to the served model (computed once). */
+/**
+ * Which products attach to the served model (computed once). Throws ModelError when a field of the
+ * model only a product could answer has none attached that resolves it (`unresolvedFields`).
+ */
 export function servedProducts(): Attachment {
-  attachment ??= attach(PRODUCTS, servedModel(), loadTypeDefs());
+  if (attachment === undefined) {
+    const attached = attach(PRODUCTS, servedModel(), loadTypeDefs());
+    const unresolved = unresolvedFields(servedModel(), attached.attached);
+    if (unresolved.length > 0) throw new ModelError(unresolved);
+    attachment = attached;
+  }
   return attachment;
 }
 

@@ -72,6 +72,26 @@ export const DECLARED = {
           "field": "viewerFollows",
           "relation": "user_follows_users"
         }
+      ],
+      "productFields": [
+        {
+          "field": "activity",
+          "file": "schema/schema.graphql",
+          "line": 131,
+          "column": 3
+        },
+        {
+          "field": "latestActivity",
+          "file": "schema/schema.graphql",
+          "line": 137,
+          "column": 3
+        },
+        {
+          "field": "notifications",
+          "file": "schema/schema.graphql",
+          "line": 148,
+          "column": 3
+        }
       ]
     },
     {
@@ -126,7 +146,8 @@ export const DECLARED = {
           "field": "viewerFollows",
           "relation": "user_follows_boards"
         }
-      ]
+      ],
+      "productFields": []
     },
     {
       "name": "Pin",
@@ -218,7 +239,8 @@ export const DECLARED = {
           "field": "viewerHasLiked",
           "relation": "user_likes_pins"
         }
-      ]
+      ],
+      "productFields": []
     },
     {
       "name": "Comment",
@@ -257,7 +279,8 @@ export const DECLARED = {
         }
       ],
       "counts": [],
-      "viewerEdges": []
+      "viewerEdges": [],
+      "productFields": []
     }
   ],
   "relations": [

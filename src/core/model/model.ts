@@ -70,6 +70,20 @@ export interface ObjectDef {
   readonly counts: readonly { readonly field: string; readonly relation: string }[];
   /** Fields telling whether the viewer has an edge to this object: field → relation table. */
   readonly viewerEdges: readonly { readonly field: string; readonly relation: string }[];
+  /**
+   * Fields with no model directive besides `id` and `createdAt` (`User.activity`), where each is
+   * declared: a product's resolvers answer them, and a model served with a field no attached
+   * product resolves is refused (product/product.ts `unresolvedFields`).
+   */
+  readonly productFields: readonly ProductField[];
+}
+
+/** A field of an object type that only a product resolves, and where it is declared. */
+export interface ProductField {
+  readonly field: string;
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
 }
 
 /** The order of a relation's list. */

@@ -12,7 +12,7 @@
  *   //   not noun_verb_noun, expected user_<verb>_questions (lowercase words joined by underscores, such as author_wrote_posts)
  */
 import { Kind, Source, getLocation, parse, specifiedDirectives, visit, type ASTNode, type ConstArgumentNode, type ConstDirectiveNode, type ConstValueNode, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode, type FieldDefinitionNode, type ObjectTypeDefinitionNode, type TypeNode } from 'graphql';
-import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
+import { objectKey, type MutationAction, type MutationDef, type ModelData, type ObjectDef, type ProductField, type RefDef, type RelationDef, type RelationOrder, type RelationWriter, type StoredFieldDef, type StoredFormat } from './model.ts';
 import { LOOKUP_NAMESPACE_WIDTH } from '../columnWidths.ts';
 
 /** One file of a model's SDL; `name` is its path as people see it (relative to the project). */
@@ -58,6 +58,8 @@ const OBJECT_TABLE = /^(?=.{1,64}$)[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 /** A mapping table: noun_verb_noun, three words at least (`user_has_boards`, `pin_liked_by_users`). */
 const MAPPING_TABLE = /^(?=.{1,64}$)[a-z][a-z0-9]*(_[a-z0-9]+){2,}$/;
 const FIELD_DIRECTIVES = ['stored', 'ref', 'relation', 'count', 'viewerEdge'] as const;
+/** Fields of every object type that need no directive: the ID and the creation time (graphql/modelResolvers.ts). */
+const BUILT_IN_FIELDS: ReadonlySet<string> = new Set(['id', 'createdAt']);
 const TYPE_DIRECTIVES = ['object', 'list'] as const;
 const MUTATION_DIRECTIVES: Record<string, MutationAction> = {
   create: 'CREATE',
@@ -84,13 +86,15 @@ class Problems {
   fallback = INLINE_SDL;
 
   at(node: ASTNode | undefined, message: string): void {
+    this.found.push({ ...this.position(node), message });
+  }
+
+  /** Where `node` starts: its file, line and column (the file's start when it has no location). */
+  position(node: ASTNode | undefined): { file: string; line: number; column: number } {
     const loc = node?.loc;
-    if (loc === undefined) {
-      this.found.push({ file: this.fallback, line: 1, column: 1, message });
-      return;
-    }
+    if (loc === undefined) return { file: this.fallback, line: 1, column: 1 };
     const { line, column } = getLocation(loc.source, loc.start);
-    this.found.push({ file: loc.source.name, line, column, message });
+    return { file: loc.source.name, line, column };
   }
 
   sorted(): ModelProblem[] {
@@ -350,6 +354,7 @@ function readObject(
   const refs: RefDef[] = [];
   const counts: { field: string; relation: string }[] = [];
   const viewerEdges: { field: string; relation: string }[] = [];
+  const productFields: ProductField[] = [];
   const fieldsSeen = new Map<string, FieldDefinitionNode>();
   for (const f of t.fields ?? []) {
     const field = f.name.value;
@@ -360,7 +365,10 @@ function readObject(
     const used = FIELD_DIRECTIVES.filter((d) => directiveNode(f, d) !== undefined);
     if (used.length > 1) problems.at(directiveNode(f, used[1]!), `${where}: has @${used.join(' and @')}, expected at most one of @${FIELD_DIRECTIVES.join(', @')}`);
     const kind = used[0];
-    if (kind === undefined) continue;
+    if (kind === undefined) {
+      if (!BUILT_IN_FIELDS.has(field)) productFields.push({ field, ...problems.position(f.name) });
+      continue;
+    }
     const a = new ArgReader(problems, `${where} @${kind}`, directiveNode(f, kind));
     const type = namedType(f.type);
     const nonNull = f.type.kind === Kind.NON_NULL_TYPE;
@@ -445,7 +453,7 @@ function readObject(
       args: a,
     });
   }
-  const object: ObjectDef = { name, key: objectKey(name), typeNumber, table, placeWith: args.string('placeWith'), declaredAt: lineOf(t), stored, refs, counts, viewerEdges };
+  const object: ObjectDef = { name, key: objectKey(name), typeNumber, table, placeWith: args.string('placeWith'), declaredAt: lineOf(t), stored, refs, counts, viewerEdges, productFields };
   declared.objects.set(object, args);
   return object;
 }

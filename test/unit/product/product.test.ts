@@ -1,12 +1,16 @@
 import { describe, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { readModelFiles } from '../../../src/core/model/modelFiles.ts';
-import { parseModel } from '../../../src/core/model/parseModel.ts';
+import { parseModel, problemText } from '../../../src/core/model/parseModel.ts';
 import { servedModel } from '../../../src/core/model/served.ts';
 import { takenCode } from '../../../src/core/errors.ts';
 import { loadTypeDefs } from '../../../src/graphql/schema.ts';
 import { derivedQueryResolvers, queryFields } from '../../../src/graphql/queryResolvers.ts';
-import { attach, attachedFeed, missingNeeds, type Product } from '../../../src/product/product.ts';
+import { attach, attachedFeed, missingNeeds, unresolvedFields, type Product } from '../../../src/product/product.ts';
 import { pinterest } from '../../../src/product/pinterest/index.ts';
 import { PRODUCTS } from '../../../src/product/served.ts';
 import { PINTEREST_EVENTS } from '../../../src/product/pinterest/events.ts';
@@ -146,4 +150,53 @@ describe('The code of a taken unique value', () => {
     ['import:user', 'IMPORT_USER_TAKEN'],
   ];
   for (const [ns, code] of cases) test(`${ns} → ${code}`, () => assert.equal(takenCode(ns), code));
+});
+
+describe('Fields only a product answers: a field with no model directive must be resolved by an attached product', () => {
+  /** examples/qa with `playCount: Int!` on Question (no directive): where it is, and the model. */
+  function withPlayCount(): { model: ModelData; at: string } {
+    const files = readModelFiles('examples/qa');
+    const anchor = '  title: String! @stored(maxLength: 150)\n';
+    const changed = files.map((f) => (f.body.includes(anchor) ? { ...f, body: f.body.replace(anchor, `${anchor}  playCount: Int!\n`) } : f));
+    const file = changed.find((f) => f.body.includes('playCount'))!;
+    const line = file.body.slice(0, file.body.indexOf('playCount')).split('\n').length;
+    return { model: parseModel(changed), at: `${file.name}:${line}:3` };
+  }
+
+  test("the checker accepts the field and records it with where it is; id and createdAt are every type's own", () => {
+    const { model } = withPlayCount();
+    const question = model.objects.find((o) => o.key === 'question')!;
+    assert.deepEqual(question.productFields.map((f) => f.field), ['playCount']);
+    assert.deepEqual(qa.objects.flatMap((o) => o.productFields), [], 'examples/qa has none: every other field has a directive');
+  });
+
+  test('no attached product resolves it: refused at the field, saying what was expected', () => {
+    const { model, at } = withPlayCount();
+    const problems = unresolvedFields(model, attach(PRODUCTS, model, qaSdl).attached).map(problemText);
+    assert.deepEqual(problems, [
+      `${at}: Question.playCount has no model directive and no product is attached, expected @stored, @ref, @relation, @count or @viewerEdge, or a field a product resolves`,
+    ]);
+  });
+
+  test("schema/'s activity and notifications are Pinterest's: resolved when it is attached, refused without it", () => {
+    assert.deepEqual(unresolvedFields(servedModel(), [pinterest]), []);
+    assert.deepEqual(
+      unresolvedFields(servedModel(), []).map((p) => p.message.split(' has ')[0]),
+      ['User.activity', 'User.latestActivity', 'User.notifications'],
+    );
+  });
+
+  test('npm run model refuses such a directory with the field\'s file:line:column (exit 1)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardql-playcount-'));
+    try {
+      const body = readFileSync('examples/qa/schema.graphql', 'utf8').replace('  title: String! @stored(maxLength: 150)\n', '  title: String! @stored(maxLength: 150)\n  playCount: Int!\n');
+      writeFileSync(join(dir, 'schema.graphql'), body);
+      const line = body.slice(0, body.indexOf('playCount')).split('\n').length;
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-model.ts', dir], { encoding: 'utf8' });
+      assert.equal(run.status, 1, run.stdout + run.stderr);
+      assert.match(run.stderr, new RegExp(`schema\\.graphql:${line}:3: Question\\.playCount has no model directive and no product is attached, expected @stored`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
