@@ -87,7 +87,8 @@ export function parseId(input: unknown, options: ParseIdOptions = {}): bigint {
     return fail(input, 'unknown_type', `an ID whose type bits name a known type (${Object.values(OBJECT_TYPES).join(', ')}), type ${type}`);
   }
   if (options.expect !== undefined && name !== options.expect) {
-    return fail(input, 'wrong_type', `the ID of a ${options.expect}, a ${name} ID`);
+    // `Expected an ID of type track, got an ID of type playlist: "…"`: no article to get wrong per name.
+    throw new ShardqlError('INVALID_ID', `Expected an ID of type ${options.expect}, got an ID of type ${name}: ${describeValue(input)}`, { reason: 'wrong_type' });
   }
   if (options.shardExists && !options.shardExists(shard)) {
     return fail(input, 'unknown_shard', `an ID on a shard of this deployment, shard ${shard}`);

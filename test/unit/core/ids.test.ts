@@ -67,6 +67,10 @@ describe('IDs: parsing client input', () => {
 
   test('refuses an ID of another type when one is expected', () => {
     assert.throws(() => parseId(String(pin), { expect: 'user' }), (e) => isShardqlError(e, 'INVALID_ID') && e.details.reason === 'wrong_type');
+    // Says what was expected, then what came.
+    const user = encodeId({ shard: 5, type: 3, local: 9n });
+    assert.throws(() => parseId(String(pin), { expect: 'user' }), { message: `Expected an ID of type user, got an ID of type pin: "${pin}"` });
+    assert.throws(() => parseId(String(user), { expect: 'pin' }), { message: `Expected an ID of type pin, got an ID of type user: "${user}"` });
     assert.equal(parseId(String(pin), { expect: 'pin' }), pin);
   });
 
