@@ -85,10 +85,24 @@ async function resolveUser(config: GatewayConfig, who: string): Promise<bigint> 
   throw new CliError(idProblem ? `${who} is neither a ${model.viewer} ID (${idProblem}) nor a ${named}` : `No ${model.viewer} has the ${named} ${JSON.stringify(who)}`);
 }
 
+/** The served viewer's type and its unique fields, as `token` names them: `user`, ['username']; `user`, ['handle']. */
+function viewerNames(): { readonly viewer: string; readonly unique: readonly string[] } {
+  const model = servedModel();
+  const viewer = model.objects.find((o) => o.key === model.viewer);
+  return { viewer: model.viewer, unique: (viewer?.stored ?? []).flatMap((f) => (f.uniqueIn !== null ? [f.field] : [])) };
+}
+
 const token: Command = {
   name: 'token',
-  summary: 'Mint a viewer token (Bearer JWT) for a user, by ID or username',
-  args: '<userId|username>',
+  // Read when help is shown, from the served model: its viewer's type and unique fields.
+  get summary() {
+    const { viewer, unique } = viewerNames();
+    return `Mint a viewer token (Bearer JWT) for a ${viewer}, by ID${unique.map((f) => ` or ${f}`).join('')}`;
+  },
+  get args() {
+    const { viewer, unique } = viewerNames();
+    return `<${[`${viewer}Id`, ...unique].join('|')}>`;
+  },
   positionals: { min: 1, max: 1 },
   options: { ttl: { type: 'string', value: 'DURATION', help: 'Lifetime: 90s, 30m, 12h, 7d… (default 7d)' } },
   details: 'Prints only the token, so `export SHARDQL_TOKEN=$(shardql token alice)` works. Signed with\nSHARDQL_JWT_SECRET (a local stack supplies a development secret).',
