@@ -142,6 +142,8 @@ export function printChanges(ctx: CliContext, config: GatewayConfig, current: Pu
   const lines = diffTopology(current.topology?.doc ?? null, next.doc);
   println(ctx.stdout, 'Changes:');
   for (const line of lines.length > 0 ? lines : ['  (no routing change; the document differs only in form)']) println(ctx.stdout, `  ${line}`);
+  // The numbers every ID of the model carries: what a gateway of the model is checked against.
+  println(ctx.stdout, `Type numbers (idLayout.types): ${Object.entries(next.doc.idLayout.types).map(([type, n]) => `${type} ${n}`).join(', ')}`);
   if (lines.some((l) => /^~ (mod )?shards .* move /.test(l))) {
     println(ctx.stdout, 'Warning: this re-maps existing shards to other hosts; it does not copy their data. Rows on a moved shard');
     println(ctx.stdout, 'are unreachable until the data is there (a shard move copies it first, then publishes).');

@@ -135,6 +135,16 @@ describe('examples/qa served by the same gateway, worker and CLI', () => {
     assert.equal(started.feed, null, JSON.stringify(started));
   });
 
+  test('`shardql topology publish --model examples/qa` on the local stack publishes and prints its type numbers', async () => {
+    const key = `${KEY}-published`;
+    const run = await runCli({ SHARDQL_STACK_DIR: testStackDir(), SHARDQL_TOPOLOGY_KEY: key }, ['topology', 'publish', '--model', MODEL, '--shards', '16', '--mod-shards', '8', '--yes']);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /^Type numbers \(idLayout\.types\): user 11, tag 12, question 13, answer 14$/m);
+    const published = JSON.parse((await env.etcd.get(key).string())!);
+    assert.deepEqual(published.idLayout.types, QA_TYPES);
+    await env.etcd.delete().key(key).exec();
+  });
+
   test('sign-up answers a token; a handle is unique regardless of case (HANDLE_TAKEN); user(handle) finds it', async () => {
     for (const h of ['ann', 'ben', 'cat', 'dan', 'eve']) members.push(await signUp(h));
     assert.deepEqual(codes(await gql('mutation { createUser(input: { handle: "ANN" }) { token } }')), ['HANDLE_TAKEN']);
@@ -218,7 +228,7 @@ describe('examples/qa served by the same gateway, worker and CLI', () => {
     const [q0, q1, q2, q3] = questions.map((q) => q.id) as [string, string, string, string];
     for (const q of [q0, q1, q2, q3]) ok(await gql('mutation($q: ID!) { saveQuestion(questionId: $q) { viewerSaved } }', { q }, ben));
     const before = await listBothWays(ben.id, '... on User', 'saved');
-    assert.deepEqual(new Set(before), new Set([q0, q1, q2, q3]));
+    assert.deepEqual(before, [q3, q2, q1, q0], 'each question saved lands first in the owner\'s order');
     // q0 first, then q3 right after q1.
     ok(await gql('mutation($q: ID!) { moveSavedQuestion(questionId: $q, afterQuestionId: null) { id } }', { q: q0 }, ben));
     ok(await gql('mutation($q: ID!, $after: ID) { moveSavedQuestion(questionId: $q, afterQuestionId: $after) { id } }', { q: q3, after: q1 }, ben));
