@@ -53,6 +53,8 @@ export class ModelError extends Error {
 export const INLINE_SDL = '<sdl>';
 
 const MAX_TYPE_NUMBER = 1023; // 10 bits of the ID (core/ids.ts)
+/** An object type's name: its key is a name in the topology's `idLayout.types` (core/topology.ts). */
+const OBJECT_TYPE_NAME = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
 /** An object table: lowercase words joined by underscores, a MySQL name (64 characters at most). */
 const OBJECT_TABLE = /^(?=.{1,64}$)[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 /** A mapping table: noun_verb_noun, three words at least (`user_has_boards`, `pin_liked_by_users`). */
@@ -341,6 +343,10 @@ function readObject(
   declared: Declared,
 ): ObjectDef {
   const name = t.name.value;
+  // Its key names it in the topology's idLayout.types (core/topology.ts: letters and digits, 64 at most).
+  if (!OBJECT_TYPE_NAME.test(name)) {
+    problems.at(t.name, `${name}: the type's name is no type key, expected 1 to 64 letters or digits, starting with a letter (its key names it in the topology's idLayout.types)`);
+  }
   const args = new ArgReader(problems, `${name} @object`, directiveNode(t, 'object'));
   const typeNumber = args.int('typeNumber') ?? 0;
   const table = args.required('table', 'its object table on every shard') ?? '';

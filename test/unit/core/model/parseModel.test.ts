@@ -170,6 +170,20 @@ describe('parseModel: a wrong declaration is refused with file, line, what was w
       want: 'Member @list: Nope is not an @object type, expected one of Member, Folder, Note',
     },
     {
+      name: "an object type's name longer than the topology's type keys",
+      from: 'type Note @object',
+      to: `type N${'o'.repeat(64)} @object`,
+      at: `N${'o'.repeat(64)} @object`,
+      want: `N${'o'.repeat(64)}: the type's name is no type key, expected 1 to 64 letters or digits, starting with a letter (its key names it in the topology's idLayout.types)`,
+    },
+    {
+      name: "an object type's name with an underscore",
+      from: 'type Note @object',
+      to: 'type Short_note @object',
+      at: 'Short_note @object',
+      want: "Short_note: the type's name is no type key, expected 1 to 64 letters or digits, starting with a letter (its key names it in the topology's idLayout.types)",
+    },
+    {
       name: 'a type number used twice',
       from: 'typeNumber: 8, table: "folders"',
       to: 'typeNumber: 7, table: "folders"',
