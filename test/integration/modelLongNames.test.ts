@@ -18,7 +18,7 @@ import { shardOf } from '../../src/core/ids.ts';
 import { shardDatabase } from '../../src/core/topology.ts';
 import { testFaultLine } from '../../src/services/testFaults.ts';
 import { freshEnv, testStackDir, type TestEnv } from '../helpers/env.ts';
-import { type GqlResult } from '../helpers/gateway.ts';
+import { codes, type GqlResult } from '../helpers/gateway.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
 import { eventually, runCli } from '../helpers/workers.ts';
 
@@ -181,12 +181,18 @@ describe('a model whose table and mutation names are at the longest the checker 
     const tracks = [await publish(cat, 'a'), await publish(cat, 'b')];
     await follow(dan, cat);
     await follow(cat, dan);
+    // The viewer's type owns itself: only the account deletes itself.
+    assert.deepEqual(codes(await gql(`mutation($id: ID!) { ${M.leave}(id: $id) { deleted } }`, { id: cat.id }, dan)), ['FORBIDDEN']);
     const deleted = ok(await gql(`mutation($id: ID!) { ${M.leave}(id: $id) { deletedId deleted } }`, { id: cat.id }, cat))[M.leave];
     assert.deepEqual(deleted, { deletedId: cat.id, deleted: true });
     for (const t of tracks) assert.equal(ok(await gql('query($t: ID!) { track(id: $t) { id } }', { t })).track, null, `track ${t} went with its artist`);
     const d = await listener(dan.id);
     assert.deepEqual([d.followerCount, ids(d.followers), d.followingCount, ids(d.following)], [0, [], 0, []]);
     await noIntentsLeft([cat, dan]);
+    // Its token stops: no viewer, no write. Its handle stays taken (a unique value is never released).
+    assert.equal(ok(await gql('{ viewer { id } }', {}, cat)).viewer, null);
+    assert.deepEqual(codes(await gql(`mutation($l: ID!) { ${M.follow}(listenerId: $l) { id } }`, { l: dan.id }, cat)), ['UNAUTHENTICATED']);
+    assert.deepEqual(codes(await gql(`mutation { ${M.signUp}(input: { handle: "cat" }) { token } }`)), ['HANDLE_TAKEN']);
   });
 
   test('a gateway SIGKILLed after a delete\'s first commit; shardql repair completes its cascade', async () => {
