@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * widths, and how a longer name is kept in them. The model's own names have their own limits
  * (a table: 64 characters, MySQL's; a unique namespace: LOOKUP_NAMESPACE_WIDTH, checked by
  * core/model/parseModel.ts); what is built from them (`cascade:<table>`, a mutation's name,
- * `import:<type>`) may be longer than its column, and is fitted to it.
+ * `import:<type>`, an import chunk `<table>.<index>`) may be longer than its column, and is fitted to it.
  */
 
 /** `intents.kind`: the write's name, a label for logs (`like`, `remove:<table>`, `cascade:<table>`). */
@@ -13,6 +13,9 @@ export const INTENT_KIND_WIDTH = 32;
 
 /** `lookups.namespace`: a `@stored(unique:)` namespace, or the importer's `import:<type>`. */
 export const LOOKUP_NAMESPACE_WIDTH = 32;
+
+/** `import_chunks.chunk`: an import chunk's name, `<source table>.<index>` or `deletes:<source table>.<index>`. */
+export const IMPORT_CHUNK_WIDTH = 40;
 
 /** The hex digits of the hash a fitted name ends with. */
 const HASH_DIGITS = 8;

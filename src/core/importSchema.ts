@@ -8,7 +8,7 @@
  * "Importing an unsharded database").
  */
 import { createHash } from 'node:crypto';
-import { fitToColumn, LOOKUP_NAMESPACE_WIDTH } from './columnWidths.ts';
+import { fitToColumn, IMPORT_CHUNK_WIDTH, LOOKUP_NAMESPACE_WIDTH } from './columnWidths.ts';
 import type { ImportSpec, TableRoles } from './importSpec.ts';
 import { normalizeLookupKey } from './modShard.ts';
 import { REF_FIELDS } from './objectRefs.ts';
@@ -318,7 +318,7 @@ export interface PlannedChunk {
 
 /** A chunk's name in the ledger and in job IDs: `likes.17`. */
 export function chunkName(table: string, index: number): string {
-  return `${table}.${index}`;
+  return fitToColumn(`${table}.${index}`, IMPORT_CHUNK_WIDTH);
 }
 
 /**

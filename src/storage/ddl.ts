@@ -1,6 +1,6 @@
 import { servedModel } from '../core/model/served.ts';
 import type { ModelData } from '../core/model/model.ts';
-import { INTENT_KIND_WIDTH, LOOKUP_NAMESPACE_WIDTH } from '../core/columnWidths.ts';
+import { IMPORT_CHUNK_WIDTH, INTENT_KIND_WIDTH, LOOKUP_NAMESPACE_WIDTH } from '../core/columnWidths.ts';
 import { modShardDatabase, shardDatabase } from '../core/topology.ts';
 
 /**
@@ -132,7 +132,7 @@ export const IMPORT_RUNS_DDL = `CREATE TABLE IF NOT EXISTS import_runs (
 export const IMPORT_CHUNKS_DDL = `CREATE TABLE IF NOT EXISTS import_chunks (
   source VARCHAR(64) NOT NULL,
   run INT UNSIGNED NOT NULL,
-  chunk VARCHAR(40) NOT NULL,
+  chunk VARCHAR(${IMPORT_CHUNK_WIDTH}) NOT NULL,
   rows_read INT NOT NULL,
   rows_written INT NOT NULL,
   rejected INT NOT NULL,

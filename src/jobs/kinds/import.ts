@@ -5,6 +5,7 @@
  * chunk is idempotent (src/services/importer.ts): a worker killed in the middle of one leaves it to
  * run again, and the second run finishes it exactly once.
  */
+import { fitToColumn, IMPORT_CHUNK_WIDTH } from '../../core/columnWidths.ts';
 import { chunkName, SOURCE_LABEL, type KeyRange } from '../../core/importSchema.ts';
 import type { ImportSpec } from '../../core/importSpec.ts';
 import { servedModel } from '../../core/model/served.ts';
@@ -81,7 +82,7 @@ export const importChunkJob = passChunkJob<string>({
 });
 
 /** The ledger's name of a deletes chunk (apart from the pass's import chunks). */
-export const deletesChunkName = (table: string, index: number): string => `deletes:${table}.${index}`;
+export const deletesChunkName = (table: string, index: number): string => fitToColumn(`deletes:${table}.${index}`, IMPORT_CHUNK_WIDTH);
 
 /**
  * A deletes pass's writes: each type's `@delete` mutation, or for a type with none (the viewer's)

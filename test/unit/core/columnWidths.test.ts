@@ -1,8 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fitToColumn, INTENT_KIND_WIDTH, LOOKUP_NAMESPACE_WIDTH } from '../../../src/core/columnWidths.ts';
-import { importNamespace } from '../../../src/core/importSchema.ts';
-import { INTENTS_DDL, LOOKUPS_DDL } from '../../../src/storage/ddl.ts';
+import { fitToColumn, IMPORT_CHUNK_WIDTH, INTENT_KIND_WIDTH, LOOKUP_NAMESPACE_WIDTH } from '../../../src/core/columnWidths.ts';
+import { chunkName, importNamespace } from '../../../src/core/importSchema.ts';
+import { deletesChunkName } from '../../../src/jobs/kinds/import.ts';
+import { IMPORT_CHUNKS_DDL, INTENTS_DDL, LOOKUPS_DDL } from '../../../src/storage/ddl.ts';
 
 /** A mapping table at the longest a model may name one (64 characters, MySQL's limit). */
 const LONGEST_TABLE = `listener_follows_${'x'.repeat(64 - 'listener_follows_'.length - '_listeners'.length)}_listeners`;
@@ -31,6 +32,16 @@ describe('fitToColumn: a name built from the model, as a column of fixed width h
   test('the DDL declares the widths the names are fitted to', () => {
     assert.match(INTENTS_DDL, new RegExp(`kind VARCHAR\\(${INTENT_KIND_WIDTH}\\)`));
     assert.match(LOOKUPS_DDL, new RegExp(`namespace VARCHAR\\(${LOOKUP_NAMESPACE_WIDTH}\\)`));
+    assert.match(IMPORT_CHUNKS_DDL, new RegExp(`chunk VARCHAR\\(${IMPORT_CHUNK_WIDTH}\\)`));
+  });
+
+  test("an import chunk of a 64-character table fits the ledger's column, one name per chunk; a short one reads as before", () => {
+    assert.equal(chunkName('pins', 3), 'pins.3');
+    assert.equal(deletesChunkName('pins', 3), 'deletes:pins.3');
+    const names = [0, 1, 12345].flatMap((i) => [chunkName(LONGEST_TABLE, i), deletesChunkName(LONGEST_TABLE, i)]);
+    for (const n of names) assert.ok(n.length <= IMPORT_CHUNK_WIDTH, n);
+    assert.equal(new Set(names).size, names.length, names.join(', '));
+    assert.ok(names.filter((n) => n.startsWith('deletes:')).length === 3, 'a deletes chunk keeps its prefix');
   });
 
   test("the importer's namespace of a type with a long key fits the lookups column; a short one reads as before", () => {
