@@ -450,11 +450,15 @@ export class WriteExecutor {
       applied = fused ?? (await mappings.applyCounting(mirrored, ctx, alongOf(mirror)));
       if (notifyNow && !along) await events.append([notifyNow], ctx);
     } finally {
-      // Both lists' caches (and the owner's notifications) in one round trip, once both sides committed (before the write answers).
+      // Both lists' caches (and the owner's notifications) in one round trip, once both sides
+      // committed (before the write answers) — whether or not this write changed them. Finding the
+      // edge as it asks proves nothing about the caches: an earlier write of the pair may have
+      // committed that state and died before dropping them (its intent waits for the repair pass,
+      // seconds away), and this write is about to answer that state.
       const lists = [
-        ...(changed ? [listCacheKey(change.table, change.from)] : []),
-        ...(applied?.changed ? [listCacheKey(mirrored.table, mirrored.from)] : []),
-        ...(plan.notifies !== undefined && (applied?.changed || along) ? [notificationsCacheKey(plan.notifies)] : []),
+        listCacheKey(change.table, change.from),
+        listCacheKey(mirrored.table, mirrored.from),
+        ...(plan.notifies !== undefined ? [notificationsCacheKey(plan.notifies)] : []),
       ];
       await mappings.invalidate(lists, ctx);
     }
