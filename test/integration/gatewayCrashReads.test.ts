@@ -15,8 +15,9 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { TEST_JWT_SECRET } from '../helpers/gateway.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
+import { placedUsers, sideStates, type Hosts, type Side } from '../helpers/relationSides.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
-import { formatId, shardOf, typeOf } from '../../src/core/ids.ts';
+import { formatId } from '../../src/core/ids.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { testFaultLine } from '../../src/services/testFaults.ts';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
@@ -28,10 +29,13 @@ let env: TestEnv;
 let writes: ProductWrites;
 /** Gateways 1 (acknowledges the write again) and 2 (reads); neither runs a repair pass. */
 let survivors: GatewayProcess[];
+/** A fresh user; with `near`, on another shard of its host ('one host') or on the other host. */
+let user: (near?: bigint, hosts?: Hosts) => Promise<StoredObject>;
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
   writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+  user = placedUsers(writes, env.storage.router, 'crashread');
   await publishTopology(env.etcd, TOPOLOGY_KEY, env.doc);
   survivors = await Promise.all([1, 2].map(() => startGatewayProcess(env, { topologyKey: TOPOLOGY_KEY, vars: { SHARDQL_INTENT_REPAIR_EVERY_MS: '0' } })));
 });
@@ -39,9 +43,6 @@ after(async () => {
   await killGatewayProcesses();
   await env?.close();
 });
-
-/** Where the relation's two sides live. */
-type Hosts = 'one host' | 'two hosts';
 
 interface Case {
   readonly name: string;
@@ -58,25 +59,6 @@ const CASES: readonly Case[] = [
   { name: 'unfollowBoard, both sides on one host', kind: 'remove:user_follows_boards', op: 'remove', target: 'board', hosts: 'one host' },
   { name: 'followUser, both sides on one host', kind: 'add:user_follows_users', op: 'add', target: 'user', hosts: 'one host' },
 ];
-
-let serial = 0;
-/** A fresh user; with `near`, on another shard of its host ('one host') or on the other host. */
-async function user(near?: bigint, hosts: Hosts = 'two hosts'): Promise<StoredObject> {
-  for (;;) {
-    const u = await writes.createUser({ username: `crashread${serial++}` });
-    if (near === undefined) return u;
-    const sameHost = env.storage.router.hostOfId(u.id) === env.storage.router.hostOfId(near);
-    if (hosts === 'two hosts' ? !sameHost : sameHost && shardOf(u.id) !== shardOf(near)) return u;
-  }
-}
-
-/** One list of the pair as GraphQL shows it: `field` of `id` with its count, holding `member` or nothing. */
-interface Side {
-  readonly id: bigint;
-  readonly field: string;
-  readonly countField: string;
-  readonly member: bigint;
-}
 
 interface Pair {
   readonly viewer: bigint;
@@ -104,18 +86,6 @@ async function pairOf(c: Case): Promise<Pair> {
       { id: target.id, field: 'followers', countField: 'followerCount', member: me.id },
     ],
   };
-}
-
-/** What each side shows through `gw`: `<member in list>/<list length>/<count>`. */
-async function sideStates(gw: GatewayProcess, sides: readonly Side[]): Promise<string[]> {
-  const fields = sides.map((s, i) => `s${i}: ${typeOf(s.id)}(id: "${formatId(s.id)}") { n: ${s.countField} l: ${s.field}(first: 10) { edges { node { id } } } }`);
-  const r = await gw.gql(`{ ${fields.join(' ')} }`);
-  assert.equal(r.body.errors, undefined, r.text);
-  return sides.map((s, i) => {
-    const o = r.body.data[`s${i}`] as { n: number; l: { edges: { node: { id: string } }[] } };
-    const ids = o.l.edges.map((e) => e.node.id);
-    return `${ids.filter((id) => id === formatId(s.member)).length}/${ids.length}/${o.n}`;
-  });
 }
 
 const FOLLOWING = '1/1/1';
