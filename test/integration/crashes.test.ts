@@ -19,8 +19,9 @@ import assert from 'node:assert/strict';
 import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { TEST_JWT_SECRET, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { killGatewayProcesses, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess.ts';
+import { placedUsers, sideStates, type Hosts, type Side } from '../helpers/relationSides.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
-import { formatId, shardOf, typeOf } from '../../src/core/ids.ts';
+import { formatId, typeOf } from '../../src/core/ids.ts';
 import { MAPPING_TABLES, reverseOf, type MappingTable, mappingSpec } from '../../src/core/mappings.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
 import { Redis } from 'ioredis';
@@ -48,10 +49,13 @@ let env: TestEnv;
 let writes: ProductWrites;
 /** A gateway in this process (no repair pass of its own): the second gateway each retry goes to. */
 let second: TestGateway;
+/** A fresh user; with `near`, on the other host than `near`'s, or on another shard of its host ('one host'). */
+let user: (near?: bigint, hosts?: Hosts) => Promise<StoredObject>;
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
   writes = new ProductWrites({ storage: env.storage, topology: () => env.topology });
+  user = placedUsers(writes, env.storage.router, 'crash');
   second = await startTestGateway(env, TOPOLOGY, {}, { repair: { intervalMs: 0 } }); // publishes TOPOLOGY_KEY
 });
 after(async () => {
@@ -59,18 +63,6 @@ after(async () => {
   await second?.stop();
   await env?.close();
 });
-
-/**
- * One list a write changes, seen through GraphQL: `field` of object `id` (with its count
- * `countField`) and whether `member` is in it. Each job's objects are its own, so a list holds the
- * member or nothing.
- */
-interface Side {
-  readonly id: bigint;
-  readonly field: string;
-  readonly countField: string;
-  readonly member: bigint;
-}
 
 interface Job {
   readonly viewer: bigint;
@@ -92,21 +84,6 @@ interface KindRow {
 }
 
 const EVERY_STEP: readonly FaultPoint[] = ['in-first-transaction', 'after-first-commit', 'after-step-0', 'before-complete'];
-
-let serial = 0;
-async function user(near?: bigint, hosts: Hosts = 'two hosts'): Promise<StoredObject> {
-  // Users on another host than `near`: the write spans hosts, not only shards. On one host: another
-  // shard of `near`'s host (one transaction across two databases).
-  for (;;) {
-    const u = await writes.createUser({ username: `crash${serial++}` });
-    if (near === undefined) return u;
-    const sameHost = env.storage.router.hostOfId(u.id) === env.storage.router.hostOfId(near);
-    if (hosts === 'two hosts' ? !sameHost : sameHost && shardOf(u.id) !== shardOf(near)) return u;
-  }
-}
-
-/** Where a relation's two sides live. */
-type Hosts = 'two hosts' | 'one host';
 
 /** A relation between a fresh viewer and a fresh target on the other host (or another shard of its own); a remove starts from the relation made. */
 function relation(op: 'add' | 'remove', target: 'pin' | 'user' | 'board', hosts: Hosts = 'two hosts'): () => Promise<Job> {
@@ -232,22 +209,6 @@ const KINDS: readonly KindRow[] = [
   { kind: 'deleteBoard', points: EVERY_STEP, job: cascade('board') },
   { kind: 'deleteViewer', points: EVERY_STEP, job: cascade('account') },
 ];
-
-/** What a side shows: `<member in list>/<list length>/<count>`; 0n as member: any. */
-async function sideStates(gw: { gql: TestGateway['gql'] }, sides: readonly Side[]): Promise<string[]> {
-  const fields = sides.map((s, i) => {
-    const type = typeOf(s.id);
-    return `s${i}: ${type}(id: "${formatId(s.id)}") { n: ${s.countField} l: ${s.field}(first: 10) { edges { node { id } } } }`;
-  });
-  const r = await gw.gql(`{ ${fields.join(' ')} }`);
-  assert.equal(r.body.errors, undefined, r.text);
-  return sides.map((s, i) => {
-    const o = r.body.data[`s${i}`] as { n: number; l: { edges: { node: { id: string } }[] } };
-    const ids = o.l.edges.map((e) => e.node.id);
-    const hits = s.member === 0n ? ids.length : ids.filter((id) => id === formatId(s.member)).length;
-    return `${hits}/${ids.length}/${o.n}`;
-  });
-}
 
 /**
  * What MariaDB itself holds for a job's lists (rows and count, no cache) and what Redis caches for
