@@ -46,7 +46,10 @@ export type RedisClient = Redis | Cluster;
  * - `cache`: fails fast, for look-aside caches, the invalidation log, persisted queries and rate
  *   limits. Not connected until `connect()` (which says whether Redis answered); no offline queue,
  *   no retried command; a command fails after 2 × `timeoutMs`. A miss is cheaper than a wait.
- * - `producer`: the job queue of a gateway or a CLI command: a command fails after one retry.
+ * - `producer`: the job queue of a gateway or a CLI command: a command fails after one retry, and
+ *   after `timeoutMs` unanswered. A request enqueues after its write committed (a new pin's
+ *   fan-out): a hung Redis (its socket open and silent) must not hold the answer, and a job that
+ *   could not be enqueued waits in the write's intent for the repair pass.
  * - `worker`: BullMQ workers: commands wait out a Redis restart (BullMQ requires this of the
  *   clients its blocking fetches use).
  * All reconnect by themselves.
@@ -57,7 +60,10 @@ export interface RedisClientOptions {
   readonly role: RedisRole;
   /** Shown by CLIENT LIST on every node, e.g. `shardql-cache`. Default `shardql-<role>`. */
   readonly name?: string;
-  /** `cache` only: the caller's own bound on one call, ms (commands time out at twice it). Default 500. */
+  /**
+   * `cache`: the caller's own bound on one call, ms (commands time out at twice it). Default 500.
+   * `producer`: a command's bound, ms. Default 1000. Not for `worker` (its blocking fetches wait).
+   */
   readonly timeoutMs?: number;
 }
 
@@ -84,7 +90,7 @@ function connectionOptions(opts: RedisClientOptions, access: RedisAccess | undef
     case 'cache':
       return { connectionName, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: (opts.timeoutMs ?? 500) * 2, ...credentials };
     case 'producer':
-      return { connectionName, maxRetriesPerRequest: 1, connectTimeout: 2000, ...credentials };
+      return { connectionName, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: opts.timeoutMs ?? 1000, ...credentials };
     case 'worker':
       return { connectionName, maxRetriesPerRequest: null, connectTimeout: 2000, ...credentials };
   }
