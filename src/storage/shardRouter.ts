@@ -4,6 +4,7 @@ import { ShardqlError } from '../core/errors.ts';
 import { shardOf } from '../core/ids.ts';
 import type { Endpoint, Topology } from '../core/topology.ts';
 import { checkSqlIdentifiers, withoutStringLiterals, type KnownDatabases } from './sqlIdentifiers.ts';
+import { connectionWithin, leftWaiting, POOL_WAIT_TIMEOUT } from './connectionWait.ts';
 import { sqlSpanAttributes, type OpContext } from './sqlStats.ts';
 import type { TlsTrust } from '../core/tlsTrust.ts';
 
@@ -129,6 +130,7 @@ const UNAVAILABLE_CODES = new Set([
   'EPIPE',
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT',
+  POOL_WAIT_TIMEOUT,
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'ER_LOCK_WAIT_TIMEOUT',
@@ -136,9 +138,10 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 
 /**
- * Whether a read that failed was cut by the request's deadline rather than by its host: its
- * timeout was clamped to the deadline (shorter than the statement timeout, `clampedMs <
- * statementTimeoutMs`) and the driver's timer fired, or it failed once the deadline had passed.
+ * Whether a statement (or a wait for a connection) that failed was cut by the request's deadline
+ * rather than by its host: its timeout was clamped to the deadline (shorter than the statement
+ * timeout, `clampedMs < statementTimeoutMs`) and the timer fired (the driver's, or the pool wait's),
+ * or it failed once the deadline had passed.
  * The timer is recognised by its error, not by the clock: Node's timers count whole ms on the
  * monotonic clock and `Date.now()` reads the wall clock, so a timer of `deadline - Date.now()` ms
  * fires while `Date.now()` is still 1 ms short of the deadline about one time in ten (measured:
@@ -146,7 +149,8 @@ const UNAVAILABLE_CODES = new Set([
  */
 export function cutByDeadline(err: unknown, clampedMs: number, statementTimeoutMs: number, deadline: number | undefined, now: number): boolean {
   if (deadline === undefined || clampedMs >= statementTimeoutMs) return false;
-  return (err as { code?: unknown } | null)?.code === 'PROTOCOL_SEQUENCE_TIMEOUT' || now >= deadline;
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'PROTOCOL_SEQUENCE_TIMEOUT' || code === POOL_WAIT_TIMEOUT || now >= deadline;
 }
 
 /**
@@ -178,6 +182,11 @@ export function translate(err: unknown, shards: readonly number[]): unknown {
     );
   }
   return err;
+}
+
+/** What a message names: `shard 12`, `shards 3, 4`, or `a mod shard` (a statement of no shard). */
+function shardsText(shards: readonly number[]): string {
+  return shards.length === 0 ? 'a mod shard' : shards.length === 1 ? `shard ${shards[0]}` : `shards ${shards.join(', ')}`;
 }
 
 /**
@@ -305,28 +314,57 @@ export class ShardRouter {
   };
 
   /**
-   * The statement timeout left before the request's deadline (`ctx.deadline`); past it, a read is
-   * not sent at all: REQUEST_TIMEOUT (retryable) for the fields that needed it. Writes (and
-   * transactions) are never cut by the deadline, only by statement timeouts: stopping a
-   * multi-shard write between its steps would only leave work for the repair pass.
+   * How long the next step of an operation may take (a wait for a connection, one round trip): the
+   * statement timeout, clamped to what is left before the request's deadline (`ctx.deadline`). Past
+   * the deadline nothing more is sent: REQUEST_TIMEOUT (retryable). Writes too: a request is
+   * answered by its deadline whatever host hangs, and a write stopped between its commits leaves
+   * its intent to the repair pass, as any failure there does (a retry with its idempotency key
+   * finishes it).
    */
-  #timeoutWithin(ctx: OpContext, shards: readonly number[], sql: string): number {
+  #timeoutWithin(ctx: OpContext, shards: readonly number[]): number {
     const timeout = this.#statementTimeoutMs;
-    if (ctx.deadline === undefined || !/^\s*\(?\s*SELECT\s/i.test(sql)) return timeout;
+    if (ctx.deadline === undefined) return timeout;
     const left = ctx.deadline - Date.now();
     if (left <= 0) {
-      throw new ShardqlError(
-        'REQUEST_TIMEOUT',
-        `The request ran out of time before reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`,
-        { shards: [...shards] },
-      );
+      throw new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time before it reached ${shardsText(shards)}; retry later`, { shards: [...shards] });
     }
     return Math.min(timeout, Math.ceil(left));
   }
 
+  /**
+   * A connection of `pool`, waited for no longer than `#timeoutWithin` allows: a host that stopped
+   * answering holds every connection of its pool until the statements on them time out, and mysql2
+   * would queue the next caller behind them with no bound.
+   */
+  async #connection(pool: Pool, host: string, shards: readonly number[], ctx: OpContext): Promise<PoolConnection> {
+    const wait = this.#timeoutWithin(ctx, shards);
+    try {
+      return await connectionWithin(pool, wait);
+    } catch (err) {
+      throw this.#failure(err, host, shards, ctx, wait);
+    }
+  }
+
+  /**
+   * A driver error as a client may see it (`translate`); REQUEST_TIMEOUT when the request's
+   * deadline cut it (its timeout was clamped to it: `cutByDeadline`), not its host.
+   */
+  #failure(err: unknown, host: string, shards: readonly number[], ctx: OpContext, clampedMs: number): unknown {
+    const e = this.#translate(err, host, shards);
+    if (e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' && cutByDeadline(err, clampedMs, this.#statementTimeoutMs, ctx.deadline, Date.now())) {
+      return new ShardqlError('REQUEST_TIMEOUT', `The request ran out of time at ${shardsText(shards)}; retry later`, { shards: [...shards] }, { cause: err });
+    }
+    return e;
+  }
+
   /** One statement on a host: exactly one round trip, recorded in `ctx.stats`. */
   async query(host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
-    return this.#send(this.#pool(host, ctx.topology), host, shards, sql, values, ctx);
+    const conn = await this.#connection(this.#pool(host, ctx.topology), host, shards, ctx);
+    try {
+      return await this.#send(conn, host, shards, sql, values, ctx);
+    } finally {
+      conn.release(); // a no-op for one `#send` destroyed
+    }
   }
 
   /**
@@ -338,12 +376,7 @@ export class ShardRouter {
    */
   async writeModShard(modShard: number, sql: string, values: readonly SqlValue[], ctx: OpContext = {}): Promise<Row[]> {
     const host = this.writableHostOfModShard(modShard);
-    let conn: PoolConnection;
-    try {
-      conn = await this.#pool(host).getConnection();
-    } catch (err) {
-      throw this.#translate(err, host, []);
-    }
+    const conn = await this.#connection(this.#pool(host), host, [], ctx);
     try {
       if (this.topology.hostOfModShard(modShard) !== host || this.topology.isModShardPaused(modShard)) {
         throw new ShardqlError('WRITES_PAUSED', `Writes to mod shard ${modShard} are paused for maintenance; retry shortly`, { modShards: [modShard] });
@@ -354,28 +387,21 @@ export class ShardRouter {
     }
   }
 
-  async #send(via: Pool | PoolConnection, host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext): Promise<Row[]> {
+  /** One statement on `conn`; a connection its timeout left waiting on the server is destroyed (`leftWaiting`). */
+  async #send(conn: PoolConnection, host: string, shards: readonly number[], sql: string, values: readonly SqlValue[], ctx: OpContext): Promise<Row[]> {
     checkSqlIdentifiers(sql, this.#known);
-    const timeout = this.#timeoutWithin(ctx, shards, sql);
+    const timeout = this.#timeoutWithin(ctx, shards);
     const span = ctx.trace?.begin('sql', sqlSpanAttributes(host, shards, 1), 'client');
     try {
-      const [rows] = await via.query<Row[]>({ sql, values: values as unknown[], timeout });
+      const [rows] = await conn.query<Row[]>({ sql, values: values as unknown[], timeout });
       ctx.stats?.record(host, shards, rows.length);
       span?.end({ 'db.response.returned_rows': rows.length });
       return rows;
     } catch (err) {
+      if (leftWaiting(err)) conn.destroy();
       ctx.stats?.record(host, shards, 0);
-      const e = this.#translate(err, host, shards);
+      const e = this.#failure(err, host, shards, ctx, timeout);
       span?.end(undefined, e);
-      // A read cut short by the request's deadline (its timeout was clamped to it), not by the host: say so.
-      if (e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' && cutByDeadline(err, timeout, this.#statementTimeoutMs, ctx.deadline, Date.now())) {
-        throw new ShardqlError(
-          'REQUEST_TIMEOUT',
-          `The request ran out of time while reading ${shards.length === 0 ? 'a mod shard' : `shard ${shards.join(', ')}`}; retry later`,
-          { shards: [...shards] },
-          { cause: err },
-        );
-      }
       throw e;
     }
   }
@@ -406,12 +432,7 @@ export class ShardRouter {
   }
 
   async #transactionOnce<T>(host: string, shards: readonly number[], fn: (tx: Tx) => Promise<T>, ctx: OpContext): Promise<T> {
-    let conn: PoolConnection;
-    try {
-      conn = await this.#pool(host, undefined, true).getConnection();
-    } catch (err) {
-      throw translate(err, shards);
-    }
+    const conn = await this.#connection(this.#pool(host, undefined, true), host, shards, ctx);
     // Waiting for a connection can outlast a topology swap: a shard paused (or moved) meanwhile is not written here.
     const moved = (): number | undefined => shards.find((s) => this.topology.isPaused(s) || this.topology.hostOfShard(s) !== host);
     const paused = (s: number): ShardqlError =>
@@ -421,7 +442,8 @@ export class ShardRouter {
       conn.release();
       throw paused(movedNow);
     }
-    const timeout = this.#statementTimeoutMs;
+    // A connection whose statement timed out still waits for its server: it is destroyed, not rolled back.
+    let broken = false;
     // BEGIN rides with the first round trip, COMMIT with the last one if that is `commitWith`: a
     // transaction of one batch is one round trip. Nothing sent at all: nothing to begin or commit.
     let begun = false;
@@ -439,6 +461,7 @@ export class ShardRouter {
         if (all.length > 1) checkSingleStatement(st.sql);
         return st.values && st.values.length > 0 ? conn.format(st.sql, st.values as unknown[]) : st.sql;
       });
+      const timeout = this.#timeoutWithin(ctx, shards);
       begun = true;
       if (commit) ended = true;
       const span = ctx.trace?.begin('sql', sqlSpanAttributes(host, shards, all.length), 'client');
@@ -450,8 +473,9 @@ export class ShardRouter {
         span?.end({ 'db.response.returned_rows': rows });
         return results.slice(skip, skip + statements.length);
       } catch (err) {
+        if (leftWaiting(err)) broken = true;
         ctx.stats?.record(host, shards, 0);
-        const e = this.#translate(err, host, shards);
+        const e = this.#failure(err, host, shards, ctx, timeout);
         span?.end(undefined, e);
         // A statement cancelled by a shard move (it waited on the source's lock) is a paused write: retryable as such.
         const gone = e instanceof ShardqlError && e.code === 'SHARD_UNAVAILABLE' ? moved() : undefined;
@@ -467,7 +491,6 @@ export class ShardRouter {
       batch: (statements) => send(statements, false),
       commitWith: (statements) => send(statements, true),
     };
-    let broken = false;
     try {
       const result = await fn(tx);
       if (commitFailed) throw commitFailed.error;
@@ -476,11 +499,12 @@ export class ShardRouter {
     } catch (err) {
       // Also after a batch that failed midway: the statements before the failing one took effect
       // inside the transaction, and COMMIT (if the batch carried it) never ran.
-      if (begun) {
+      if (begun && !broken) {
         try {
-          await conn.query('ROLLBACK');
+          // Bounded as every statement is; no time left: the connection is closed instead.
+          await conn.query({ sql: 'ROLLBACK', timeout: this.#timeoutWithin(ctx, shards) });
         } catch {
-          broken = true; // the connection is gone; do not hand it to the next caller
+          broken = true; // the connection is gone, or still waiting: do not hand it to the next caller
         }
       }
       throw err;

@@ -13,8 +13,10 @@ import { freshEnv, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, TestWorkers } from '../helpers/workers.ts';
 import { stackStatus } from '../../src/stack/localStack.ts';
+import { shardOf } from '../../src/core/ids.ts';
 import { feedKey } from '../../src/cache/redisFeeds.ts';
 import { allShards, reconcile } from '../../src/services/repair.ts';
+import type { MappingTable } from '../../src/core/mappings.ts';
 
 const NAME = 'hangs';
 const PREFIX = 'shardql-test-hangs';
@@ -26,6 +28,7 @@ const MARGIN_MS = 2_000;
 /** Longer than deadline + margin: a request the hang holds cannot pass. */
 const HANG_MS = 15_000;
 const WRITERS = 8;
+const RETRYABLE = new Set(['SHARD_UNAVAILABLE', 'REQUEST_TIMEOUT']);
 
 let env: TestEnv;
 let gw: TestGateway;
@@ -191,6 +194,76 @@ describe('Redis hung (SIGSTOP) under writers', () => {
       30_000,
     );
     assert.deepEqual([...pinned, ...repinned].filter((p) => feed.filter((id) => id === p).length !== 1), [], 'each once');
+    const report = await reconcile(env.storage, shards);
+    assert.deepEqual(report.fixes.map((f) => `${f.kind}: ${f.text}`), [], 'every count equals its list');
+  });
+});
+
+describe('A MariaDB primary hung (SIGSTOP) under writers', () => {
+  test('requests that need it answer within the deadline, with a retryable code or their result; those that do not are served; nothing committed is lost', async () => {
+    const hung = 'mysql001';
+    const onHung = (id: string): boolean => env.topology.hostOfShard(shardOf(BigInt(id))) === hung;
+    // Users until both hosts have enough: an owner of pins on the hung host, likers on the other one, likers on it.
+    const here: Who[] = [];
+    const there: Who[] = [];
+    for (let i = 0; here.length < WRITERS / 2 + 1 || there.length < WRITERS / 2; i++) {
+      assert.ok(i < 200, 'users land on both hosts');
+      const who = await signUp(`hang_db${i}`);
+      (onHung(who.id) ? here : there).push(who);
+    }
+    const owner = here.pop()!;
+    const ownerBoard = await newBoard(owner);
+    const pins: string[] = [];
+    for (let i = 0; i < 40; i++) pins.push((await ok(CREATE_PIN, { b: ownerBoard, t: `pin ${i}` }, owner)).createPin.id);
+    const boards = new Map<string, string>();
+    for (const who of there) boards.set(who.id, await newBoard(who));
+    // Acknowledged before the hang, on both hosts: must hold after it.
+    const before = { liker: there[0]!, pin: pins[0]! };
+    await ok(LIKE, { p: before.pin }, before.liker);
+    await gw.gateway.settled();
+
+    // Likers on the healthy host like the hung host's pins (two hosts: the second commit needs it),
+    // likers on the hung host like them too (the first needs it); and on the healthy host alone,
+    // its users pin to their boards and read their profiles.
+    let nextPin = 1;
+    const liked: { who: Who; pin: string; a: Answered }[] = [];
+    const likeOf = async (who: Who, pin: string): Promise<Answered> => {
+      const a = await timed(onHung(who.id) ? 'like (both on the hung host)' : 'like (pin on the hung host)', () => gw.gql(LIKE, { p: pin }, { token: who.token }));
+      liked.push({ who, pin, a });
+      return a;
+    };
+    const like = (who: Who): Promise<Answered> => likeOf(who, pins[nextPin++ % pins.length]!);
+    // And a burst of likes at once, six times the hung host's pool (10 connections): a request
+    // queued for a connection is bounded by the deadline too, not by the requests ahead of it.
+    const burst = Array.from({ length: 60 }, (_, i) => () => likeOf(here[i % here.length]!, pins[Math.floor(i / here.length) % pins.length]!));
+    const healthy = (who: Who) => (i: number) =>
+      i % 3 === 0
+        ? like(who)
+        : i % 3 === 1
+          ? timed('createPin (healthy host)', () => gw.gql(CREATE_PIN, { b: boards.get(who.id), t: `during ${i}` }, { token: who.token }))
+          : timed('read (healthy host)', () => gw.gql(PROFILE, { u: who.id }, { token: who.token }));
+    const answered = await duringHang(await stackPid(`${hung}-primary`), [...there.map(healthy), ...here.map((who) => () => like(who))], burst);
+
+    assertInTime('MariaDB primary hung', answered);
+    const failed = answered.filter((a) => a.r.body.errors !== undefined);
+    assert.deepEqual(
+      failed.filter((a) => !a.op.startsWith('like') || !codes(a.r).every((c) => RETRYABLE.has(String(c)))).map((a) => `${a.op}: ${JSON.stringify(codes(a.r))}`),
+      [],
+      'what needs only the healthy host is served; a like that needs the hung one answers or fails retryable',
+    );
+    assert.ok(answered.filter((a) => a.op.endsWith('(healthy host)')).length >= there.length, 'the healthy host served every writer');
+
+    // The primary back: the repair pass finishes every like whose first commit stood; each
+    // acknowledged like (and the one before the hang) holds on both sides, every count equals its list.
+    const shards = allShards(env.topology);
+    await eventually('no intent left', async () => ((await env.storage.intents.pending(shards, 0, 1000)).length === 0 ? true : undefined), 30_000);
+    const edge = async (table: MappingTable, from: string, to: string): Promise<boolean> =>
+      (await env.storage.mappings.existing(table, [{ from: BigInt(from), to: BigInt(to) }])).size === 1;
+    for (const { who, pin, a } of [...liked, { who: before.liker, pin: before.pin, a: undefined }]) {
+      const forward = await edge('user_likes_pins', who.id, pin);
+      assert.equal(await edge('pin_liked_by_users', pin, who.id), forward, `both sides of ${who.id} → ${pin} agree`);
+      if (a === undefined || a.r.body.errors === undefined) assert.equal(forward, true, `the acknowledged like ${who.id} → ${pin} holds`);
+    }
     const report = await reconcile(env.storage, shards);
     assert.deepEqual(report.fixes.map((f) => `${f.kind}: ${f.text}`), [], 'every count equals its list');
   });

@@ -11,6 +11,7 @@ import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { startGateway, type RunningGateway } from '../../src/server.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
 import { SqlIdentifierError } from '../../src/storage/sqlIdentifiers.ts';
+import { mintToken } from '../../src/auth/tokens.ts';
 
 let env: TestEnv;
 let writes: ProductWrites;
@@ -320,11 +321,11 @@ describe('Timeouts: a slow host fails only the fields that need it', () => {
     await proxy?.close();
   });
 
-  async function gateway(limits: { queryTimeoutMs: number; requestTimeoutMs: number }): Promise<RunningGateway> {
+  async function gateway(limits: { queryTimeoutMs: number; requestTimeoutMs: number }, caching = false): Promise<RunningGateway> {
     const g = await startGateway({
       env: 'development', port: 0, etcdEndpoints: env.stack.etcd.endpoints, topologyKey: key, mysql: env.stack.mysql,
       redis: env.stack.redis, memcached: { servers: `${env.stack.memcached.host}:${env.stack.memcached.port}` }, jwtSecret: TEST_JWT_SECRET, ...limits,
-    }, { log: (event: string, fields?: Record<string, unknown>) => void (event === 'internal_error' && internalErrors.push(JSON.stringify(fields).slice(0, 300))), caching: false });
+    }, { log: (event: string, fields?: Record<string, unknown>) => void (event === 'internal_error' && internalErrors.push(JSON.stringify(fields).slice(0, 300))), caching });
     gateways.push(g);
     return g;
   }
@@ -374,6 +375,39 @@ describe('Timeouts: a slow host fails only the fields that need it', () => {
     }
     assert.ok(recovered, 'the slow host answers again');
     console.log(`# timeouts: host +1500 ms → healthy field answered and slow field SHARD_UNAVAILABLE in ${q.ms} ms (statement timeout 300 ms); REQUEST_TIMEOUT in ${d.ms} ms (deadline 600 ms), SQL after the deadline not sent`);
+  });
+
+  test('a write to the slow host is bounded by the deadline too: REQUEST_TIMEOUT by it, not its statements\' 5 s each', async () => {
+    // With caching, the write's read of its viewer is a cache hit: its only SQL is its transaction.
+    const perRequest = await gateway({ queryTimeoutMs: 5000, requestTimeoutMs: 600 }, true);
+    const token = await mintToken(TEST_JWT_SECRET, BigInt(bob.id), 3600);
+    const post = async (query: string, variables: Record<string, unknown> = {}) => {
+      const started = Date.now();
+      const r = await checkedFetch(env, `${perRequest.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { ...r, ms: Date.now() - started };
+    };
+    const write = (about: string) => post('mutation($a: String) { updateViewer(input: { about: $a }) { about } }', { a: about });
+    proxy.delayMs = 0;
+    // Also opens the slow host's transaction connections: the slow write below waits on a statement, not on a connect.
+    assert.equal((await write('fast')).body.data?.updateViewer.about, 'fast', internalErrors.join('\n'));
+    const viewer = 'query($b: ID!) { user(id: $b) { about } }';
+    assert.equal((await post(viewer, { b: bob.id })).body.data.user.about, 'fast');
+    assert.equal((await post(viewer, { b: bob.id })).body.extensions.cost.sqlRoundTrips, 0, 'bob is cached');
+    proxy.delayMs = 1500;
+    try {
+      const w = await write('slow');
+      assert.deepEqual(codes(w), ['REQUEST_TIMEOUT'], w.text);
+      assert.equal(w.body.errors[0].extensions.retryable, true);
+      assert.equal(w.body.extensions.cost.sqlRoundTrips, 1, 'the transaction was sent, and cut');
+      assert.ok(w.ms < 1200, `bounded by the deadline: ${w.ms} ms`);
+      console.log(`# timeouts: a write to the host +1500 ms answered REQUEST_TIMEOUT in ${w.ms} ms (deadline 600 ms, statement timeout 5 s)`);
+    } finally {
+      proxy.delayMs = 0;
+    }
   });
 });
 
