@@ -1,10 +1,11 @@
+import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import memjs from 'memjs';
 import { eventSettings, type EventSettings } from '../../src/core/events.ts';
 import { evenLayout, parseTopology, type HostSpec, type Topology, type TopologyDoc } from '../../src/core/topology.ts';
-import { readStackInfo, type StackInfo } from '../../src/stack/localStack.ts';
+import { readStackInfo, stackStatus, type StackInfo } from '../../src/stack/localStack.ts';
 import { servedEvents } from '../../src/product/served.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { dropAllShards } from '../../src/storage/provision.ts';
@@ -31,6 +32,13 @@ export function testStack(): StackInfo {
   const info = readStackInfo(dir);
   if (!info) throw new Error(`No local stack at ${dir}: run the integration tests through \`npm test\` (it starts the stack once)`);
   return info;
+}
+
+/** The pid of a running service of the stack (`redis`, `memcached`, `mysql001-primary`, …): what a hang test freezes. */
+export async function stackPid(stack: StackInfo, service: string): Promise<number> {
+  const pid = (await stackStatus(stack.dir)).services.find((s) => s.name === service)?.pid;
+  assert.ok(pid, `${service} runs`);
+  return pid;
 }
 
 /** The operator's account of the stack (DDL, read_only, replication); the application's is stack.mysql. */

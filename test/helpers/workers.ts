@@ -113,6 +113,17 @@ export class TestWorkers {
     this.#env = env;
   }
 
+  /** Workers of the feed queue alone, on the stack's topology at `topologyKey` and the queues under `prefix`. */
+  static feed(topologyKey: string, prefix: string): TestWorkers {
+    return new TestWorkers((extra) => ({
+      SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
+      SHARDQL_TOPOLOGY_KEY: topologyKey,
+      SHARDQL_QUEUE_PREFIX: prefix,
+      SHARDQL_WORKER_QUEUES: 'feed',
+      ...extra,
+    }));
+  }
+
   async start(extra: Readonly<Record<string, string>> = {}): Promise<WorkerProcess> {
     const w = await startWorkerProcess(this.#env(extra));
     this.#started.push(w);

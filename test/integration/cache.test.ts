@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import memjs from 'memjs';
 import { Redis } from 'ioredis';
-import { freshEnv, flushCaches, servedTestEvents, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, flushCaches, servedTestEvents, stackPid, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ProductWrites } from '../../src/product/pinterest/writes.ts';
 import { MemcachedObjects } from '../../src/cache/memcachedObjects.ts';
@@ -10,7 +10,7 @@ import { RedisLists } from '../../src/cache/redisLists.ts';
 import { createStorage, type Storage } from '../../src/storage/index.ts';
 import { objectCacheKey } from '../../src/storage/objectStore.ts';
 import { listCacheKey } from '../../src/storage/mappingStore.ts';
-import { stopService, startService, stackStatus } from '../../src/stack/localStack.ts';
+import { stopService, startService } from '../../src/stack/localStack.ts';
 
 let env: TestEnv;
 let gw: TestGateway;
@@ -252,7 +252,7 @@ describe('Cache: degraded mode', () => {
     const read = async () => (await gw.gql('query($b: ID!) { board(id: $b) { name } }', { b: board })).body;
     await read();
     assert.equal((await read()).extensions.cost.cache.memcached.hits, 1, 'the board is cached');
-    const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === 'memcached')!.pid!;
+    const pid = await stackPid(env.stack, 'memcached');
     process.kill(pid, 'SIGSTOP');
     try {
       const r = await gw.gql('mutation($b: ID!) { updateBoard(id: $b, input: { name: "after" }) { name } }', { b: board }, { token: me.token });
@@ -275,8 +275,7 @@ describe('Cache: degraded mode', () => {
   for (const service of ['redis', 'memcached'] as const) {
     test(`with ${service} hung (SIGSTOP) under traffic, requests succeed from MySQL within the cache timeout`, async () => {
       const user = (await gw.gql('{ user(username: "cached_owner") { id } }')).body.data.user.id;
-      const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === service)?.pid;
-      assert.ok(pid, `${service} runs`);
+      const pid = await stackPid(env.stack, service);
       process.kill(pid, 'SIGSTOP');
       let failures = 0;
       const started = Date.now();

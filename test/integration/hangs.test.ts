@@ -9,10 +9,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, stackPid, type TestEnv } from '../helpers/env.ts';
 import { codes, startTestGateway, type GqlResult, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, TestWorkers } from '../helpers/workers.ts';
-import { stackStatus } from '../../src/stack/localStack.ts';
 import { shardOf } from '../../src/core/ids.ts';
 import { feedKey } from '../../src/cache/redisFeeds.ts';
 import { allShards, reconcile } from '../../src/services/repair.ts';
@@ -33,13 +32,7 @@ const RETRYABLE = new Set(['SHARD_UNAVAILABLE', 'REQUEST_TIMEOUT']);
 let env: TestEnv;
 let gw: TestGateway;
 let redis: Redis;
-const workers = new TestWorkers((extra) => ({
-  SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
-  SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
-  SHARDQL_QUEUE_PREFIX: PREFIX,
-  SHARDQL_WORKER_QUEUES: 'feed',
-  ...extra,
-}));
+const workers = TestWorkers.feed(TOPOLOGY_KEY, PREFIX);
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
@@ -80,12 +73,6 @@ const FOLLOW = 'mutation($u: ID!) { followUser(userId: $u) { id } }';
 const UNFOLLOW = 'mutation($u: ID!) { unfollowUser(userId: $u) { id } }';
 const PROFILE = 'query($u: ID!) { user(id: $u) { id pinCount boards(first: 2) { edges { node { id pins(first: 5) { edges { node { id } } } } } } } }';
 
-/** The pid of a process of the local stack (`redis`, `mysql001-primary`, …). */
-async function stackPid(service: string): Promise<number> {
-  const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === service)?.pid;
-  assert.ok(pid, `${service} runs`);
-  return pid;
-}
 
 /**
  * Freezes `pid` for HANG_MS while `writers` loops run (each writer's next request as soon as its
@@ -151,7 +138,7 @@ describe('Redis hung (SIGSTOP) under writers', () => {
 
     // Each writer pins, repins, follows and unfollows the star, likes the star's pin, reads a profile, in turn.
     const answered = await duringHang(
-      await stackPid('redis'),
+      await stackPid(env.stack, 'redis'),
       writers.map(({ who, board }) => (i: number) => {
         const as = { token: who.token };
         switch (i % 6) {
@@ -242,7 +229,7 @@ describe('A MariaDB primary hung (SIGSTOP) under writers', () => {
         : i % 3 === 1
           ? timed('createPin (healthy host)', () => gw.gql(CREATE_PIN, { b: boards.get(who.id), t: `during ${i}` }, { token: who.token }))
           : timed('read (healthy host)', () => gw.gql(PROFILE, { u: who.id }, { token: who.token }));
-    const answered = await duringHang(await stackPid(`${hung}-primary`), [...there.map(healthy), ...here.map((who) => () => like(who))], burst);
+    const answered = await duringHang(await stackPid(env.stack, `${hung}-primary`), [...there.map(healthy), ...here.map((who) => () => like(who))], burst);
 
     assertInTime('MariaDB primary hung', answered);
     const failed = answered.filter((a) => a.r.body.errors !== undefined);

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { freshEnv, type TestEnv } from '../helpers/env.ts';
+import { freshEnv, stackPid, type TestEnv } from '../helpers/env.ts';
 import { checkedFetch, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { eventually, runCli, TestWorkers, type WorkerProcess } from '../helpers/workers.ts';
 import { JobQueue, type QueueStats } from '../../src/jobs/jobQueue.ts';
@@ -23,7 +23,7 @@ const eventOf = (h: Happening, user: bigint, side: EventSide) => eventIn(PINTERE
 import { QUEUE_NAMES } from '../../src/jobs/queues.ts';
 import { FIX_KINDS, allShards } from '../../src/services/repair.ts';
 import { publishTopology } from '../../src/topology/etcdTopology.ts';
-import { stackStatus, startService, stopService } from '../../src/stack/localStack.ts';
+import { startService, stopService } from '../../src/stack/localStack.ts';
 import { shardOf } from '../../src/core/ids.ts';
 
 const PREFIX = 'shardql-test-jobs';
@@ -368,8 +368,7 @@ describe('Jobs: a queue on Redis, real worker processes', () => {
 
     // On the schedule: a new schedule runs at once, with the primary of the intent's shard frozen.
     await queue.queue('sweeps').removeJobScheduler('sweep.repair');
-    const pid = (await stackStatus(env.stack.dir)).services.find((s) => s.name === `${frozenHost}-primary`)?.pid;
-    assert.ok(pid, `${frozenHost}-primary runs`);
+    const pid = await stackPid(env.stack, `${frozenHost}-primary`);
     let w: WorkerProcess;
     const failures = (): Record<string, unknown>[] => w.logs.filter((l) => l.kind === 'sweep.repair' && (l.event === 'job_retry' || l.event === 'job_failed'));
     process.kill(pid, 'SIGSTOP');

@@ -34,13 +34,7 @@ let gw: TestGateway;
 let redis: Redis;
 let queue: JobQueue<typeof JOB_KINDS>;
 const logged: { event: string; fields: Record<string, unknown> }[] = [];
-const workers = new TestWorkers((extra) => ({
-  SHARDQL_STACK_DIR: process.env.SHARDQL_STACK_DIR ?? '',
-  SHARDQL_TOPOLOGY_KEY: TOPOLOGY_KEY,
-  SHARDQL_QUEUE_PREFIX: PREFIX,
-  SHARDQL_WORKER_QUEUES: 'feed',
-  ...extra,
-}));
+const workers = TestWorkers.feed(TOPOLOGY_KEY, PREFIX);
 
 before(async () => {
   env = await freshEnv({ shards: 16 });
