@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CacheLayer, CacheStats } from './cache/cacheStats.ts';
+import type { CacheLayer, CacheStats } from './core/cacheStats.ts';
 import type { QueueStats } from './jobs/jobQueue.ts';
 import type { SqlStats } from './storage/sqlStats.ts';
 

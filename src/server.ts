@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CacheStats } from './cache/cacheStats.ts';
+import { CacheStats } from './core/cacheStats.ts';
 import { servedModel } from './core/model/served.ts';
 import { sampleQuery } from './core/model/sampleQuery.ts';
 import { createCacheLayers } from './cache/cacheLayers.ts';
@@ -28,7 +28,7 @@ import { rateLimitAdmission } from './http/admission.ts';
 import { compileTrustedProxies } from './http/clientAddress.ts';
 import { InFlight } from './http/drain.ts';
 import { readiness } from './http/readiness.ts';
-import type { RequestScope } from './http/requestScope.ts';
+import type { RequestScope } from './core/requestScope.ts';
 import { loadManifest } from './http/trustedDocuments.ts';
 import { loadWebApp } from './http/webApp.ts';
 import { createLoaders } from './loaders/loaders.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isClusterClient, type RedisClient } from '../redis/redisClient.ts';
-import type { CacheStats } from './cacheStats.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
 import { withTimeout } from './withTimeout.ts';
 import { NearCache, type NearCacheOptions, type NearView } from './nearCache.ts';
 

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type memjs from 'memjs';
 import { groupBy } from '../core/groupBy.ts';
 import { LayerBreaker } from './breaker.ts';
-import type { CacheStats } from './cacheStats.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
 
 /**
  * The memcached layer (objects), over memjs's own connections. memjs 1.3 has no multi-get and no

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis/redisClient.ts';
-import type { CacheStats } from './cacheStats.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
 import { LIMITS } from '../core/validate.ts';
 import { withTimeout } from './withTimeout.ts';
 

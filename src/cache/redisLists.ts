@@ -3,7 +3,7 @@ import type { ChainableCommander } from 'ioredis';
 import { pipelinePerNode } from '../redis/pipelinePerNode.ts';
 import type { RedisClient } from '../redis/redisClient.ts';
 import { LayerBreaker } from './breaker.ts';
-import type { CacheStats } from './cacheStats.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
 import type { InvalidationLog } from './invalidationLog.ts';
 import { withTimeout } from './withTimeout.ts';
 

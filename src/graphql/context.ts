@@ -4,8 +4,8 @@ import type { HomeFeeds } from '../loaders/feed.ts';
 import type { DeclaredWrites } from '../services/writes.ts';
 import type { OpContext } from '../storage/sqlStats.ts';
 import type { SqlStats } from '../storage/sqlStats.ts';
-import type { CacheStats } from '../cache/cacheStats.ts';
-import type { RequestScope } from '../http/requestScope.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
+import type { RequestScope } from '../core/requestScope.ts';
 
 /** What every resolver gets: the viewer, this request's loaders, the writes, and the cost so far. */
 export interface GatewayContext {

@@ -1,5 +1,5 @@
 import { getVariableValues, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { RequestScope } from '../http/requestScope.ts';
+import type { RequestScope } from '../core/requestScope.ts';
 import type { GatewayContext } from './context.ts';
 import { checkCost, estimateCost, type CostBudget, type CostEstimate, type EventCost } from './cost.ts';
 

@@ -2,7 +2,7 @@ import { ShardqlError } from '../core/errors.ts';
 import type { Admission, Who } from '../cache/rateLimits.ts';
 import type { LayerBreaker } from '../cache/breaker.ts';
 import type { Log } from '../log.ts';
-import type { RequestScope } from './requestScope.ts';
+import type { RequestScope } from '../core/requestScope.ts';
 
 /** What admission needs of the shared rate limiter (RedisRateLimits). */
 export interface RateLimiter {

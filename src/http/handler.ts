@@ -10,7 +10,8 @@ import type { FastAnswer } from '../graphql/fastLane.ts';
 import type { Admit } from './admission.ts';
 import { clientAddress, type TrustedProxies } from './clientAddress.ts';
 import { landingPage, LANDING_PAGE_CONTENT_SECURITY_POLICY } from './landingPage.ts';
-import { countError, requestIdOf, type RequestScope } from './requestScope.ts';
+import { countError, type RequestScope } from '../core/requestScope.ts';
+import { requestIdOf } from './requestId.ts';
 
 /** Largest request body accepted, bytes. */
 export const MAX_BODY_BYTES = 1_000_000;

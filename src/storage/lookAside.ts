@@ -1,4 +1,4 @@
-import type { CacheLayer } from '../cache/cacheStats.ts';
+import type { CacheLayer } from '../core/cacheStats.ts';
 import type { InvalidationLog } from '../cache/invalidationLog.ts';
 import type { OpContext } from './sqlStats.ts';
 

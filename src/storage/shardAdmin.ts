@@ -7,7 +7,7 @@ import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import type { Endpoint } from '../core/topology.ts';
 import { mysqlSslOption, type MysqlCredentials } from './shardRouter.ts';
-import type { ReplicaState } from '../topology/operations/ports.ts';
+import type { ReplicaState } from '../core/serverIo.ts';
 
 /** Shard and mod-shard database names: the only names these statements interpolate. */
 const DATABASE_NAME = /^(db|msdb)[0-9]{5}$/;

@@ -10,7 +10,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Endpoint } from '../core/topology.ts';
-import type { ShardCopyIo } from '../topology/operations/ports.ts';
+import type { ShardCopyIo } from '../core/serverIo.ts';
 import { ShardAdmin } from './shardAdmin.ts';
 import type { MysqlCredentials } from './shardRouter.ts';
 

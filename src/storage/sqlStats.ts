@@ -1,4 +1,4 @@
-import type { CacheStats } from '../cache/cacheStats.ts';
+import type { CacheStats } from '../core/cacheStats.ts';
 import type { NearView } from '../cache/nearCache.ts';
 import type { Topology } from '../core/topology.ts';
 import type { OpTrace } from '../core/trace.ts';

@@ -17,13 +17,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { InvalidationLog } from '../../src/cache/invalidationLog.ts';
 import { RedisLists } from '../../src/cache/redisLists.ts';
-import { CacheStats } from '../../src/cache/cacheStats.ts';
+import { CacheStats } from '../../src/core/cacheStats.ts';
 import { allocatePorts, LOOPBACK } from '../../src/stack/net.ts';
 import { outdatedRedisServers } from '../../src/redis/redisVersion.ts';
 import { LocalRateLimits, RedisRateLimits } from '../../src/cache/rateLimits.ts';
 import { LayerBreaker } from '../../src/cache/breaker.ts';
 import { rateLimitAdmission } from '../../src/http/admission.ts';
-import type { RequestScope } from '../../src/http/requestScope.ts';
+import type { RequestScope } from '../../src/core/requestScope.ts';
 import { isShardqlError } from '../../src/core/errors.ts';
 
 let server: ChildProcess;

@@ -24,7 +24,7 @@ import { etcdTopologyStore, publishTopology } from '../../src/topology/etcdTopol
 import { readGateways } from '../../src/topology/etcdTopologySource.ts';
 import { TopologyOperationError } from '../../src/topology/operations/errors.ts';
 import { moveShards, planMove } from '../../src/topology/operations/moveShards.ts';
-import type { ShardCopyIo } from '../../src/topology/operations/ports.ts';
+import type { ShardCopyIo } from '../../src/core/serverIo.ts';
 import { startDelayProxy } from '../helpers/delayProxy.ts';
 import { servedTestEvents } from '../helpers/env.ts';
 import { TEST_JWT_SECRET } from '../helpers/gateway.ts';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayMetrics } from '../../src/metrics.ts';
-import { CacheStats } from '../../src/cache/cacheStats.ts';
+import { CacheStats } from '../../src/core/cacheStats.ts';
 import { SqlStats } from '../../src/storage/sqlStats.ts';
 
 /**

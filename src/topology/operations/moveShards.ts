@@ -38,7 +38,8 @@ import {
   type TopologyDoc,
 } from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
-import type { CopyLock, Fingerprint, GatewayWaitResult, OperationLog, ShardCopyIo, TopologyStore } from './ports.ts';
+import type { CopyLock, Fingerprint, ShardCopyIo } from '../../core/serverIo.ts';
+import type { GatewayWaitResult, OperationLog, TopologyStore } from './ports.ts';
 import { assignSpan, intersect, mergeSpans, placementOf, shardsOf, spanLabel, spansOf, subtractSpan } from './spans.ts';
 
 /** ID shards (`shards` in the map, databases `db…`) or mod shards (`modShard`, `msdb…`). */

@@ -10,7 +10,7 @@
  *   report.failed → primaries that are unreachable or replicate from another server
  */
 import type { Endpoint, TopologyDoc } from '../../core/topology.ts';
-import type { PrimaryIo } from './ports.ts';
+import type { PrimaryIo } from '../../core/serverIo.ts';
 
 export interface PrimaryOutcome {
   readonly host: string;

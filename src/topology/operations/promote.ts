@@ -15,7 +15,8 @@
  */
 import { parseTopology, type Endpoint, type TopologyDoc } from '../../core/topology.ts';
 import { TopologyOperationError } from './errors.ts';
-import type { GatewayWaitResult, OperationLog, ReplicaState, ReplicationIo, TopologyStore } from './ports.ts';
+import type { ReplicaState, ReplicationIo } from '../../core/serverIo.ts';
+import type { GatewayWaitResult, OperationLog, TopologyStore } from './ports.ts';
 import { makePrimariesWritable } from './primaries.ts';
 
 export interface PromotePlan {

@@ -4,7 +4,7 @@ import { LayerBreaker } from '../../../src/cache/breaker.ts';
 import { LocalRateLimits, type Admission } from '../../../src/cache/rateLimits.ts';
 import { isShardqlError } from '../../../src/core/errors.ts';
 import { rateLimitAdmission, type RateLimiter } from '../../../src/http/admission.ts';
-import type { RequestScope } from '../../../src/http/requestScope.ts';
+import type { RequestScope } from '../../../src/core/requestScope.ts';
 
 const scope = (address: string): RequestScope => ({ id: 'r1', address, trace: undefined, operation: undefined, errors: {}, usage: undefined }) as unknown as RequestScope;
 

@@ -1,13 +1,6 @@
 import { evenLayout, parseTopology, type Endpoint, type TopologyDoc } from '../../../src/core/topology.ts';
-import type {
-  CopyLock,
-  Fingerprint,
-  GatewayWaitResult,
-  ReplicaState,
-  ReplicationIo,
-  ShardCopyIo,
-  TopologyStore,
-} from '../../../src/topology/operations/ports.ts';
+import type { CopyLock, Fingerprint, ReplicaState, ReplicationIo, ShardCopyIo } from '../../../src/core/serverIo.ts';
+import type { GatewayWaitResult, TopologyStore } from '../../../src/topology/operations/ports.ts';
 
 export const ep = (port: number): Endpoint => ({ host: '10.0.0.1', port });
 

@@ -1,15 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import type { RequestTrace } from '../core/trace.ts';
+import type { RequestTrace } from './trace.ts';
 
 /**
  * What the gateway knows about one HTTP request from its first byte to its log line: made by the
- * handler, filled in by the layers the request passes through (the GraphQL layer names the
- * operation and counts its errors), read back for the one log line every request ends with.
+ * HTTP handler (src/http/handler.ts), filled in by the layers the request passes through (the
+ * GraphQL layer names the operation and counts its errors), read back for the one log line every
+ * request ends with. Here, below both, so that the GraphQL layer does not import the HTTP one.
  */
 export interface RequestScope {
-  /** From the request's `x-request-id` when it is a plausible ID, else made here; sent back in `x-request-id`. */
+  /** From the request's `x-request-id` when it is a plausible ID, else made by the handler (http/requestId.ts); sent back in `x-request-id`. */
   readonly id: string;
-  /** The client's address (after trusted proxies, see clientAddress.ts): rate limits and logs use it. */
+  /** The client's address (after trusted proxies, see http/clientAddress.ts): rate limits and logs use it. */
   readonly address: string;
   /** The request's root span; undefined when tracing is off. */
   readonly trace: RequestTrace | undefined;
@@ -27,13 +27,6 @@ export interface RequestScope {
 export interface RequestUsage {
   readonly stats: { readonly roundTrips: number; readonly rows: number };
   readonly cache: { readonly layers: Readonly<Record<string, { readonly roundTrips: number }>> };
-}
-
-/** An `x-request-id` a proxy or client may have set: kept only if it is short and plain (it goes into logs). */
-const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
-
-export function requestIdOf(header: string | string[] | undefined): string {
-  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
 }
 
 export function countError(scope: RequestScope, code: string): void {
